@@ -1,0 +1,23 @@
+// Small string helpers (GCC 12 has no std::format).
+#pragma once
+
+#include <cstdarg>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace weft {
+
+// printf-style formatting into a std::string.
+std::string StrFormat(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// Splits on every occurrence of `sep` (empty pieces kept).
+std::vector<std::string_view> StrSplit(std::string_view s, char sep);
+
+// "1.50 GiB", "12.0 MiB", "512 B".
+std::string HumanBytes(double bytes);
+
+// Escapes bytes outside printable ASCII as \xNN, for one-line messages.
+std::string CEscape(std::string_view s, size_t max_len = 64);
+
+}  // namespace weft
