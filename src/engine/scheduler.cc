@@ -1,0 +1,335 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "util/strings.h"
+
+namespace weft::engine {
+
+// The state of one Schedule() call.
+struct Scheduler::Pass {
+  StepPlan plan;
+  int budget = 0;  // tokens left in this pass
+  std::vector<std::pair<RequestId, kv::BlockCopy>> copies;  // tagged by seq
+};
+
+StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
+    const SchedulerConfig& config, const kv::KvCacheConfig& kv_config) {
+  RETURN_IF_ERROR(config.Validate());
+  if (kv_config.num_blocks < 1 || kv_config.block_size < 1 ||
+      kv_config.sliding_window < 0) {
+    return InvalidArgumentError(StrFormat(
+        "bad KV cache config: %d blocks of %d tokens, window %d",
+        kv_config.num_blocks, kv_config.block_size, kv_config.sliding_window));
+  }
+  return std::unique_ptr<Scheduler>(new Scheduler(config, kv_config));
+}
+
+Scheduler::Scheduler(const SchedulerConfig& config,
+                     const kv::KvCacheConfig& kv_config)
+    : config_(config), kv_(kv_config) {}
+
+int Scheduler::ChunkCap() const {
+  return config_.prefill_chunk > 0 ? config_.prefill_chunk
+                                   : config_.max_batched_tokens;
+}
+
+Status Scheduler::Submit(RequestSpec spec) {
+  if (spec.prompt.empty()) return InvalidArgumentError("empty prompt");
+  if (requests_.count(spec.id)) {
+    return InvalidArgumentError(
+        StrFormat("request %lld already exists", (long long)spec.id));
+  }
+  const int n = static_cast<int>(spec.prompt.size());
+  if (n >= config_.max_model_len) {
+    return InvalidArgumentError(
+        StrFormat("prompt of %d tokens does not fit the context of %d", n,
+                  config_.max_model_len));
+  }
+  if (spec.stop.max_tokens < 1) {
+    return InvalidArgumentError("max_tokens must be >= 1");
+  }
+  if (kv_.BlocksFor(n + 1) > kv_.pool().num_blocks()) {
+    return ResourceExhaustedError(StrFormat(
+        "prompt of %d tokens needs %d KV blocks; the cache has %d", n,
+        kv_.BlocksFor(n + 1), kv_.pool().num_blocks()));
+  }
+  if (num_waiting() >= config_.max_queue) {
+    return ResourceExhaustedError(
+        StrFormat("queue full (%d waiting)", num_waiting()));
+  }
+  auto req = std::make_unique<Request>();
+  req->id = spec.id;
+  req->tokens = std::move(spec.prompt);
+  req->num_prompt_tokens = n;
+  req->priority = spec.priority;
+  req->stop = std::move(spec.stop);
+  req->arrival = next_arrival_++;
+  Request* r = req.get();
+  requests_.emplace(r->id, std::move(req));
+  Enqueue(r);
+  return OkStatus();
+}
+
+void Scheduler::Enqueue(Request* req) {
+  auto before = [](const Request* a, const Request* b) {
+    return a->priority != b->priority ? a->priority < b->priority
+                                      : a->arrival < b->arrival;
+  };
+  waiting_.insert(std::upper_bound(waiting_.begin(), waiting_.end(), req,
+                                   before),
+                  req);
+}
+
+Status Scheduler::Abort(RequestId id) {
+  return Finish(id, FinishReason::kAborted);
+}
+
+Status Scheduler::Finish(RequestId id, FinishReason reason,
+                         std::string error) {
+  auto it = requests_.find(id);
+  if (it == requests_.end()) {
+    return NotFoundError(StrFormat("no live request %lld", (long long)id));
+  }
+  FinishRequest(it->second.get(), reason, std::move(error));
+  return OkStatus();
+}
+
+const Request* Scheduler::Find(RequestId id) const {
+  auto it = requests_.find(id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+SchedulerStats Scheduler::stats() const {
+  SchedulerStats s = stats_;
+  s.num_waiting = num_waiting();
+  s.num_running = num_running();
+  return s;
+}
+
+std::vector<RequestEvent> Scheduler::TakeEvents() {
+  return std::exchange(events_, {});
+}
+
+void Scheduler::FinishRequest(Request* req, FinishReason reason,
+                              std::string error, const SampledToken* tok) {
+  kv_.Free(req->id);
+  if (req->status == RequestStatus::kRunning) {
+    running_.erase(std::find(running_.begin(), running_.end(), req));
+  } else {
+    auto it = std::find(waiting_.begin(), waiting_.end(), req);
+    CHECK(it != waiting_.end());
+    waiting_.erase(it);
+  }
+  req->status = RequestStatus::kFinished;
+  req->finish_reason = reason;
+  RequestEvent ev;
+  ev.id = req->id;
+  if (tok != nullptr) {
+    ev.new_tokens.push_back(tok->token);
+    ev.logprobs.push_back(tok->logprob);
+  }
+  ev.finished = true;
+  ev.reason = reason;
+  ev.error = std::move(error);
+  ev.num_prompt_tokens = req->num_prompt_tokens;
+  ev.num_output_tokens = req->num_output_tokens();
+  ev.num_cached_tokens = req->num_cached_tokens;
+  events_.push_back(std::move(ev));
+  freed_.push_back(req->id);
+  ++stats_.num_finished;
+  requests_.erase(req->id);  // `req` dangles from here
+}
+
+StepPlan Scheduler::Schedule() {
+  Pass pass;
+  pass.budget = config_.max_batched_tokens;
+  pass.plan.freed = std::exchange(freed_, {});
+
+  // (1) decodes, then (2) continuing prefills, each by admission order.
+  std::vector<RequestId> order;
+  order.reserve(running_.size());
+  for (const Request* r : running_) {
+    if (r->num_tokens() - r->num_computed_tokens == 1) order.push_back(r->id);
+  }
+  for (const Request* r : running_) {
+    if (r->num_tokens() - r->num_computed_tokens > 1) order.push_back(r->id);
+  }
+  for (RequestId id : order) {
+    // Requests preempted or failed earlier in this pass are skipped.
+    auto it = requests_.find(id);
+    if (it == requests_.end() ||
+        it->second->status != RequestStatus::kRunning) {
+      continue;
+    }
+    ScheduleRunning(it->second.get(), &pass);
+  }
+
+  // (3) new and preempted requests, unless this pass had to preempt.
+  if (pass.plan.preempted.empty()) {
+    while (!waiting_.empty() && pass.budget > 0 &&
+           num_running() < config_.max_seqs) {
+      if (!TryAdmit(waiting_.front(), &pass)) break;
+    }
+  }
+
+  for (auto& [id, copy] : pass.copies) pass.plan.copies.push_back(copy);
+  if (!pass.plan.seqs.empty()) {
+    pass.plan.step = ++step_;
+    ++stats_.num_steps;
+    stats_.num_scheduled_tokens += pass.plan.num_batched_tokens;
+  }
+  return std::move(pass.plan);
+}
+
+void Scheduler::ScheduleRunning(Request* req, Pass* pass) {
+  const int remaining = req->num_tokens() - req->num_computed_tokens;
+  CHECK_GE(remaining, 1);
+  int n = std::min(remaining, pass->budget);
+  if (remaining > 1) n = std::min(n, ChunkCap());
+  if (n <= 0) return;  // budget spent (only prefills get here: see Validate)
+  for (;;) {
+    std::optional<kv::SlotAllocation> alloc = kv_.AllocateSlots(req->id, n);
+    if (alloc) {
+      AddToPlan(req, n, *alloc, pass);
+      return;
+    }
+    Request* victim = running_.back();
+    if (victim == req && running_.size() == 1) {
+      // Nothing else holds blocks: this request alone exceeds the cache.
+      FinishRequest(req, FinishReason::kError,
+                    StrFormat("request needs more than the %d KV blocks of "
+                              "the cache (%d tokens)",
+                              kv_.pool().num_blocks(), req->num_tokens()));
+      return;
+    }
+    Preempt(victim, pass);
+    if (victim == req) return;
+  }
+}
+
+bool Scheduler::TryAdmit(Request* req, Pass* pass) {
+  kv::PrefixHit hit;
+  if (config_.enable_prefix_caching) hit = kv_.FindCachedPrefix(req->tokens);
+  const int remaining = req->num_tokens() - hit.num_tokens;
+  int n = std::min({remaining, pass->budget, remaining > 1 ? ChunkCap()
+                                                           : remaining});
+  std::optional<kv::SlotAllocation> alloc =
+      kv_.AllocateSlots(req->id, n, &hit, req->num_tokens());
+  if (!alloc) return false;
+  waiting_.pop_front();
+  if (req->num_preemptions == 0) req->num_cached_tokens = hit.num_tokens;
+  req->num_computed_tokens = hit.num_tokens;
+  req->status = RequestStatus::kRunning;
+  req->admission = next_admission_++;
+  running_.push_back(req);
+  AddToPlan(req, n, *alloc, pass);
+  return true;
+}
+
+void Scheduler::AddToPlan(Request* req, int n, const kv::SlotAllocation& alloc,
+                          Pass* pass) {
+  CHECK_EQ(alloc.start_pos, req->num_computed_tokens);
+  ScheduledSeq s;
+  s.id = req->id;
+  s.start_pos = alloc.start_pos;
+  s.num_new_tokens = n;
+  s.needs_logits = alloc.start_pos + n == req->num_tokens();
+  s.tokens.assign(req->tokens.begin() + alloc.start_pos,
+                  req->tokens.begin() + alloc.start_pos + n);
+  s.slots = alloc.slots;
+  s.block_table = kv_.Table(req->id)->blocks;
+  for (const kv::BlockCopy& c : alloc.copies) {
+    pass->copies.emplace_back(req->id, c);
+  }
+  pass->budget -= n;
+  pass->plan.num_batched_tokens += n;
+  pass->plan.seqs.push_back(std::move(s));
+}
+
+void Scheduler::Unschedule(RequestId id, Pass* pass) {
+  auto& seqs = pass->plan.seqs;
+  auto it = std::find_if(seqs.begin(), seqs.end(),
+                         [id](const ScheduledSeq& s) { return s.id == id; });
+  if (it == seqs.end()) return;
+  pass->budget += it->num_new_tokens;
+  pass->plan.num_batched_tokens -= it->num_new_tokens;
+  seqs.erase(it);
+  std::erase_if(pass->copies, [id](const auto& c) { return c.first == id; });
+}
+
+void Scheduler::Preempt(Request* victim, Pass* pass) {
+  Unschedule(victim->id, pass);
+  kv_.Free(victim->id);
+  running_.erase(std::find(running_.begin(), running_.end(), victim));
+  victim->num_computed_tokens = 0;
+  victim->status = RequestStatus::kPreempted;
+  ++victim->num_preemptions;
+  ++stats_.num_preemptions;
+  Enqueue(victim);
+  pass->plan.preempted.push_back(victim->id);
+}
+
+std::optional<FinishReason> Scheduler::CheckStop(const Request& req) const {
+  const TokenId last = req.tokens.back();
+  // Stop ids count once more than min_tokens tokens exist.
+  if (req.num_output_tokens() > req.stop.min_tokens) {
+    for (TokenId s : req.stop.stop_token_ids) {
+      if (s == last) return FinishReason::kStop;
+    }
+  }
+  if (req.num_output_tokens() >= req.stop.max_tokens) {
+    return FinishReason::kLength;
+  }
+  if (req.num_tokens() >= config_.max_model_len) return FinishReason::kLength;
+  return std::nullopt;
+}
+
+void Scheduler::Update(const StepPlan& plan,
+                       std::span<const SampledToken> sampled) {
+  for (const ScheduledSeq& s : plan.seqs) {
+    auto it = requests_.find(s.id);
+    if (it == requests_.end()) continue;  // finished (aborted) meanwhile
+    Request* req = it->second.get();
+    if (req->status != RequestStatus::kRunning ||
+        req->num_computed_tokens != s.start_pos) {
+      continue;  // stale: preempted or re-planned since
+    }
+    req->num_computed_tokens += s.num_new_tokens;
+    if (config_.enable_prefix_caching) {
+      kv_.CommitComputed(req->id, req->tokens, req->num_computed_tokens);
+    }
+    if (kv_.config().sliding_window > 0) {
+      kv_.ReleaseOutsideWindow(req->id, req->num_computed_tokens);
+    }
+    if (!s.needs_logits) continue;
+    const SampledToken* tok = nullptr;
+    for (const SampledToken& t : sampled) {
+      if (t.id == s.id) {
+        tok = &t;
+        break;
+      }
+    }
+    if (tok == nullptr) {
+      FinishRequest(req, FinishReason::kError,
+                    "internal: the executor returned no token");
+      continue;
+    }
+    req->tokens.push_back(tok->token);
+    if (std::optional<FinishReason> why = CheckStop(*req)) {
+      FinishRequest(req, *why, "", tok);
+      continue;
+    }
+    RequestEvent ev;
+    ev.id = req->id;
+    ev.new_tokens.push_back(tok->token);
+    ev.logprobs.push_back(tok->logprob);
+    ev.num_prompt_tokens = req->num_prompt_tokens;
+    ev.num_output_tokens = req->num_output_tokens();
+    ev.num_cached_tokens = req->num_cached_tokens;
+    events_.push_back(std::move(ev));
+  }
+}
+
+}  // namespace weft::engine

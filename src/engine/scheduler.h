@@ -1,0 +1,113 @@
+// Scheduler: the iteration-level policy (vLLM v1 style). Each Schedule()
+// decides which requests run in the next forward pass and how many tokens
+// each feeds, within the token budget, the running limit and the free KV
+// blocks; Update() applies the sampled tokens, checks stop conditions and
+// frees finished requests at once so their blocks serve the next pass.
+//
+// Order within a pass: (1) one decode token for every running request whose
+// only uncomputed token is its last (decode-maximal: generation never waits
+// for a prompt), (2) the next chunk of prompts already being prefilled,
+// (3) waiting requests by (priority, arrival), FCFS, while budget, max_seqs
+// and KV allow (head-of-line: the first that does not fit stops admission).
+// When a running request cannot get a KV slot, the most recently admitted
+// running request is preempted (blocks freed, requeued by arrival, later
+// recomputed from prompt + output). A request that alone exceeds the cache
+// finishes with an error instead of deadlocking.
+//
+// Thread safety: none. One thread (the engine's step loop) calls everything.
+// Invariant: every live request is in exactly one of waiting_ / running_;
+// a request holds KV blocks iff it is running.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/request.h"
+#include "engine/scheduler_config.h"
+#include "engine/step_plan.h"
+#include "kv/kv_cache_manager.h"
+#include "util/status.h"
+
+namespace weft::engine {
+
+struct SchedulerStats {
+  int64_t num_steps = 0;           // non-empty plans
+  int64_t num_preemptions = 0;     // requests preempted (recompute)
+  int64_t num_finished = 0;        // requests finished, any reason
+  int64_t num_scheduled_tokens = 0;  // tokens fed to the executor
+  int num_waiting = 0;             // now
+  int num_running = 0;             // now
+};
+
+class Scheduler {
+ public:
+  // Fails on an invalid config.
+  static StatusOr<std::unique_ptr<Scheduler>> Create(
+      const SchedulerConfig& config, const kv::KvCacheConfig& kv_config);
+
+  // Queues a request. INVALID_ARGUMENT (empty prompt, duplicate id, prompt
+  // not shorter than max_model_len, max_tokens < 1), RESOURCE_EXHAUSTED
+  // (queue full, prompt larger than the whole KV cache).
+  Status Submit(RequestSpec spec);
+
+  // Finishes a request in any state (waiting, running, preempted) with
+  // reason kAborted; NOT_FOUND if it is not live.
+  Status Abort(RequestId id);
+  // Finishes a live request with `reason`: the engine's hook for stop
+  // strings (kStop), which need detokenized text the scheduler lacks.
+  Status Finish(RequestId id, FinishReason reason, std::string error = "");
+
+  // Plans the next pass. An empty plan means there is nothing to run.
+  StepPlan Schedule();
+  // Applies a pass's results: `sampled` holds one token for every scheduled
+  // sequence with needs_logits (sequences aborted meanwhile are skipped).
+  void Update(const StepPlan& plan, std::span<const SampledToken> sampled);
+
+  // Events since the last call (new tokens, finishes), in order.
+  std::vector<RequestEvent> TakeEvents();
+
+  bool HasWork() const { return !waiting_.empty() || !running_.empty(); }
+  int num_waiting() const { return static_cast<int>(waiting_.size()); }
+  int num_running() const { return static_cast<int>(running_.size()); }
+  const Request* Find(RequestId id) const;
+  const SchedulerConfig& config() const { return config_; }
+  const kv::KvCacheManager& kv() const { return kv_; }
+  SchedulerStats stats() const;
+
+ private:
+  struct Pass;
+  Scheduler(const SchedulerConfig& config, const kv::KvCacheConfig& kv_config);
+
+  int ChunkCap() const;
+  void ScheduleRunning(Request* req, Pass* pass);
+  bool TryAdmit(Request* req, Pass* pass);
+  void AddToPlan(Request* req, int n, const kv::SlotAllocation& alloc,
+                 Pass* pass);
+  void Preempt(Request* victim, Pass* pass);
+  void Unschedule(RequestId id, Pass* pass);
+  void Enqueue(Request* req);
+  // Frees blocks, leaves the queues, emits the final event (with `tok` if
+  // given), forgets the request.
+  void FinishRequest(Request* req, FinishReason reason, std::string error,
+                     const SampledToken* tok = nullptr);
+  std::optional<FinishReason> CheckStop(const Request& req) const;
+
+  SchedulerConfig config_;
+  kv::KvCacheManager kv_;
+  std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;
+  std::deque<Request*> waiting_;  // sorted by (priority, arrival)
+  std::vector<Request*> running_; // by admission, oldest first
+  std::vector<RequestEvent> events_;
+  std::vector<RequestId> freed_;  // finished since the last plan
+  uint64_t next_arrival_ = 0;
+  uint64_t next_admission_ = 0;
+  uint64_t step_ = 0;
+  SchedulerStats stats_;
+};
+
+}  // namespace weft::engine

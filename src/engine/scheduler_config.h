@@ -1,0 +1,44 @@
+// Scheduling policy knobs. Every field has a default; Validate() before use.
+#pragma once
+
+#include "util/status.h"
+#include "util/strings.h"
+
+namespace weft::engine {
+
+struct SchedulerConfig {
+  // Token budget of one forward pass (decode tokens + prompt chunks).
+  // Must be >= max_seqs so that every running sequence can decode each pass.
+  int max_batched_tokens = 2048;
+  // Running sequences at most (the decode batch size limit).
+  int max_seqs = 64;
+  // Prompt tokens one sequence may feed per pass; 0 = no per-sequence cap
+  // (a prompt is still split across passes if it exceeds the pass budget).
+  int prefill_chunk = 512;
+  // Reuse KV of full blocks that earlier requests computed (prefix cache).
+  bool enable_prefix_caching = true;
+  // Waiting requests at most; Submit beyond it fails with RESOURCE_EXHAUSTED.
+  int max_queue = 1024;
+  // Context length: a request stops ("length") when it holds this many
+  // tokens; prompts must be shorter.
+  int max_model_len = 8192;
+
+  Status Validate() const {
+    if (max_seqs < 1) return InvalidArgumentError("max_seqs must be >= 1");
+    if (max_batched_tokens < max_seqs) {
+      return InvalidArgumentError(StrFormat(
+          "max_batched_tokens (%d) must be >= max_seqs (%d)",
+          max_batched_tokens, max_seqs));
+    }
+    if (prefill_chunk < 0) {
+      return InvalidArgumentError("prefill_chunk must be >= 0");
+    }
+    if (max_queue < 1) return InvalidArgumentError("max_queue must be >= 1");
+    if (max_model_len < 2) {
+      return InvalidArgumentError("max_model_len must be >= 2");
+    }
+    return OkStatus();
+  }
+};
+
+}  // namespace weft::engine

@@ -1,0 +1,63 @@
+// The plain data that passes between the scheduler and the executor for one
+// iteration ("step"): who runs, how many tokens each, where their KV goes.
+//
+// Thread safety: values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/request.h"
+#include "kv/block_pool.h"
+
+namespace weft::engine {
+
+// One sequence's share of a step. Prefill, chunked prefill and decode are the
+// same thing: feed tokens [start_pos, start_pos + num_new_tokens).
+struct ScheduledSeq {
+  RequestId id = 0;
+  int start_pos = 0;        // position of the first new token
+  int num_new_tokens = 0;   // >= 1
+  bool needs_logits = false;  // the chunk reaches the end: sample a token
+  std::vector<TokenId> tokens;   // [num_new_tokens] input token ids
+  std::vector<int64_t> slots;    // [num_new_tokens] KV slot per new token
+                                 // (block * block_size + offset)
+  std::vector<kv::BlockId> block_table;  // [ceil((start_pos + n) / bs)]
+                                         // kNullBlock: outside the window
+};
+
+struct StepPlan {
+  uint64_t step = 0;                 // 1, 2, ... (0: never scheduled)
+  std::vector<ScheduledSeq> seqs;    // decodes first, then prefill chunks
+  std::vector<kv::BlockCopy> copies; // copy-on-write, before the forward
+  std::vector<RequestId> preempted;  // lost their KV this step (requeued)
+  std::vector<RequestId> freed;      // finished since the previous plan:
+                                     // drop any per-sequence state
+  int num_batched_tokens = 0;        // sum of num_new_tokens
+
+  bool empty() const { return seqs.empty(); }
+};
+
+// The executor's answer for a sequence with needs_logits.
+struct SampledToken {
+  RequestId id = 0;
+  TokenId token = 0;
+  float logprob = 0.0f;  // of the sampled token, if computed
+};
+
+// What a client learns after a step (or an abort): zero or one new token,
+// and whether the request is done.
+struct RequestEvent {
+  RequestId id = 0;
+  std::vector<TokenId> new_tokens;  // tokens not reported before
+  std::vector<float> logprobs;      // parallel to new_tokens
+  bool finished = false;
+  FinishReason reason = FinishReason::kNone;
+  std::string error;                // when reason == kError
+  int num_prompt_tokens = 0;        // for usage accounting
+  int num_output_tokens = 0;        // so far
+  int num_cached_tokens = 0;        // prompt tokens served from the cache
+};
+
+}  // namespace weft::engine

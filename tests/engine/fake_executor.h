@@ -1,0 +1,144 @@
+// A deterministic stand-in for the model, for scheduler and engine tests.
+// It simulates the KV cache contents: every slot remembers which (position,
+// token) was written into it, so a plan that reads the wrong blocks (bad
+// prefix hit, missed copy-on-write, stale table after preemption) fails.
+// Sampled token = a pure function of (request id, position), so a request's
+// output is the same however often it is preempted and recomputed.
+// Simulated pass time = a + b * tokens.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/executor.h"
+#include "util/strings.h"
+
+namespace weft::engine::testing {
+
+inline constexpr TokenId kFakeStopToken = 2;
+
+// The token the fake samples at `pos` for request `id`.
+inline TokenId FakeToken(RequestId id, int pos) {
+  uint64_t x = static_cast<uint64_t>(id) * 0x9e3779b97f4a7c15ULL +
+               static_cast<uint64_t>(pos) * 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 31;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 29;
+  if (x % 40 == 0) return kFakeStopToken;  // sometimes "EOS"
+  return static_cast<TokenId>(10 + x % 1000);
+}
+
+// The output a request must end with, absent aborts and errors.
+inline std::vector<TokenId> ExpectedOutput(RequestId id, int prompt_len,
+                                           const StopConditions& stop,
+                                           int max_model_len) {
+  std::vector<TokenId> out;
+  for (;;) {
+    TokenId t = FakeToken(id, prompt_len + static_cast<int>(out.size()));
+    out.push_back(t);
+    const int n = static_cast<int>(out.size());
+    bool is_stop = false;
+    for (TokenId s : stop.stop_token_ids) is_stop |= s == t;
+    if (is_stop && n > stop.min_tokens) break;
+    if (n >= stop.max_tokens || prompt_len + n >= max_model_len) break;
+  }
+  return out;
+}
+
+class FakeExecutor : public Executor {
+ public:
+  // `lookup(id, pos)` gives the token request `id` holds at `pos` (what the
+  // KV there must encode); `window` > 0 skips positions out of the window.
+  FakeExecutor(int num_blocks, int block_size, int window,
+               std::function<TokenId(RequestId, int)> lookup)
+      : block_size_(block_size),
+        window_(window),
+        lookup_(std::move(lookup)),
+        slots_(static_cast<size_t>(num_blocks) * block_size) {}
+
+  double a = 1.0;   // fixed cost of a pass
+  double b = 0.01;  // cost per token
+  double time = 0;  // simulated clock
+  std::string error;  // first inconsistency found, if any
+
+  StatusOr<std::vector<SampledToken>> Execute(const StepPlan& plan) override {
+    time += a + b * plan.num_batched_tokens;
+    for (const kv::BlockCopy& c : plan.copies) {
+      for (int i = 0; i < block_size_; ++i) {
+        slots_[Slot(c.dst, i)] = slots_[Slot(c.src, i)];
+      }
+    }
+    std::vector<SampledToken> out;
+    for (const ScheduledSeq& s : plan.seqs) {
+      Verify(s);
+      for (int i = 0; i < s.num_new_tokens; ++i) {
+        slots_[static_cast<size_t>(s.slots[static_cast<size_t>(i)])] =
+            Cell{s.start_pos + i, s.tokens[static_cast<size_t>(i)], true};
+      }
+      if (s.needs_logits) {
+        const int pos = s.start_pos + s.num_new_tokens;
+        out.push_back({s.id, FakeToken(s.id, pos), -0.5f});
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Cell {
+    int pos = -1;
+    TokenId token = -1;
+    bool written = false;
+  };
+  size_t Slot(kv::BlockId b, int off) const {
+    return static_cast<size_t>(b) * static_cast<size_t>(block_size_) +
+           static_cast<size_t>(off);
+  }
+  void Fail(const std::string& m) {
+    if (error.empty()) error = m;
+  }
+  // Every earlier position the sequence attends to must hold its token.
+  void Verify(const ScheduledSeq& s) {
+    const int end = s.start_pos + s.num_new_tokens;
+    if (static_cast<int>(s.block_table.size()) * block_size_ < end) {
+      Fail(StrFormat("req %lld: table too short", (long long)s.id));
+      return;
+    }
+    for (int i = 0; i < s.num_new_tokens; ++i) {
+      const int p = s.start_pos + i;
+      const kv::BlockId b = s.block_table[static_cast<size_t>(p / block_size_)];
+      if (s.slots[static_cast<size_t>(i)] !=
+          int64_t{b} * block_size_ + p % block_size_) {
+        Fail(StrFormat("req %lld pos %d: slot not in table", (long long)s.id,
+                       p));
+      }
+      if (s.tokens[static_cast<size_t>(i)] != lookup_(s.id, p)) {
+        Fail(StrFormat("req %lld pos %d: wrong input token", (long long)s.id,
+                       p));
+      }
+    }
+    const int first = window_ > 0 ? std::max(0, s.start_pos - window_ + 1) : 0;
+    for (int p = first; p < s.start_pos; ++p) {
+      const kv::BlockId b = s.block_table[static_cast<size_t>(p / block_size_)];
+      if (b == kv::kNullBlock) {
+        Fail(StrFormat("req %lld pos %d: released block in window",
+                       (long long)s.id, p));
+        return;
+      }
+      const Cell& c = slots_[Slot(b, p % block_size_)];
+      if (!c.written || c.pos != p || c.token != lookup_(s.id, p)) {
+        Fail(StrFormat("req %lld pos %d: KV holds (%d, %d), want token %d",
+                       (long long)s.id, p, c.pos, c.token, lookup_(s.id, p)));
+        return;
+      }
+    }
+  }
+
+  int block_size_;
+  int window_;
+  std::function<TokenId(RequestId, int)> lookup_;
+  std::vector<Cell> slots_;
+};
+
+}  // namespace weft::engine::testing

@@ -1,0 +1,338 @@
+#include "engine/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/engine/sim.h"
+
+namespace weft::engine {
+namespace {
+
+using testing::ExpectedOutput;
+using testing::Prompt;
+using testing::Sim;
+
+kv::KvCacheConfig Kv(int blocks, int bs = 16, int window = 0) {
+  kv::KvCacheConfig c;
+  c.num_blocks = blocks;
+  c.block_size = bs;
+  c.sliding_window = window;
+  return c;
+}
+
+SchedulerConfig Cfg(int budget, int seqs, int chunk, bool prefix = true) {
+  SchedulerConfig c;
+  c.max_batched_tokens = budget;
+  c.max_seqs = seqs;
+  c.prefill_chunk = chunk;
+  c.enable_prefix_caching = prefix;
+  return c;
+}
+
+StopConditions MaxTokens(int n, std::vector<TokenId> stops = {}) {
+  StopConditions s;
+  s.max_tokens = n;
+  s.stop_token_ids = std::move(stops);
+  return s;
+}
+
+TEST(SchedulerConfigTest, Validate) {
+  EXPECT_TRUE(SchedulerConfig().Validate().ok());
+  EXPECT_FALSE(Cfg(8, 16, 0).Validate().ok());  // budget < max_seqs
+  EXPECT_FALSE(Cfg(8, 0, 0).Validate().ok());
+  EXPECT_FALSE(Cfg(64, 4, -1).Validate().ok());
+  EXPECT_FALSE(Scheduler::Create(Cfg(8, 16, 0), Kv(4)).ok());
+  EXPECT_FALSE(Scheduler::Create(SchedulerConfig(), Kv(0)).ok());
+}
+
+TEST(SchedulerTest, SubmitRejectsBadRequests) {
+  SchedulerConfig c = Cfg(64, 4, 16);
+  c.max_queue = 2;
+  c.max_model_len = 100;
+  Sim sim(c, Kv(4, 16));
+  EXPECT_EQ(sim.Submit(1, {}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(sim.Submit(1, Prompt(0, 100)).code(),
+            StatusCode::kInvalidArgument);  // no room in the context
+  EXPECT_EQ(sim.Submit(1, Prompt(0, 64)).code(),
+            StatusCode::kResourceExhausted);  // larger than the whole cache
+  EXPECT_EQ(sim.Submit(1, Prompt(0, 5), MaxTokens(0)).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(sim.Submit(1, Prompt(0, 5)).ok());
+  EXPECT_EQ(sim.Submit(1, Prompt(0, 5)).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(sim.Submit(2, Prompt(0, 5)).ok());
+  EXPECT_EQ(sim.Submit(3, Prompt(0, 5)).code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(sim.sched().Abort(42).code(), StatusCode::kNotFound);
+}
+
+TEST(SchedulerTest, PrefillThenDecodeOneTokenPerPass) {
+  Sim sim(Cfg(64, 4, 0), Kv(16, 4));
+  ASSERT_TRUE(sim.Submit(7, Prompt(0, 10), MaxTokens(5)).ok());
+  StepPlan p1 = sim.Step();
+  ASSERT_EQ(p1.seqs.size(), 1u);
+  EXPECT_EQ(p1.seqs[0].start_pos, 0);
+  EXPECT_EQ(p1.seqs[0].num_new_tokens, 10);
+  EXPECT_TRUE(p1.seqs[0].needs_logits);
+  EXPECT_EQ(p1.seqs[0].block_table.size(), 3u);
+  for (int i = 0; i < 4; ++i) {
+    StepPlan p = sim.Step();
+    ASSERT_EQ(p.seqs.size(), 1u);
+    EXPECT_EQ(p.seqs[0].start_pos, 10 + i);
+    EXPECT_EQ(p.seqs[0].num_new_tokens, 1);
+    EXPECT_EQ(p.seqs[0].tokens[0], sim.output(7)[static_cast<size_t>(i)]);
+  }
+  EXPECT_FALSE(sim.sched().HasWork());
+  EXPECT_EQ(sim.reason(7), FinishReason::kLength);
+  EXPECT_EQ(sim.output(7).size(), 5u);
+  // Freed at once: the next plan reports it for per-sequence clean-up.
+  EXPECT_EQ(sim.sched().Schedule().freed, std::vector<RequestId>{7});
+  sim.CheckAllDone();
+}
+
+TEST(SchedulerTest, ChunkedPrefillOnlyLastChunkNeedsLogits) {
+  Sim sim(Cfg(64, 4, 16), Kv(16, 4));
+  ASSERT_TRUE(sim.Submit(1, Prompt(0, 40), MaxTokens(2)).ok());
+  std::vector<int> chunks;
+  for (int i = 0; i < 3; ++i) {
+    StepPlan p = sim.Step();
+    ASSERT_EQ(p.seqs.size(), 1u);
+    chunks.push_back(p.seqs[0].num_new_tokens);
+    EXPECT_EQ(p.seqs[0].needs_logits, i == 2);
+  }
+  EXPECT_EQ(chunks, (std::vector<int>{16, 16, 8}));
+  sim.RunUntilIdle();
+  sim.CheckAllDone();
+}
+
+TEST(SchedulerTest, StopConditions) {
+  SchedulerConfig c = Cfg(64, 8, 0);
+  c.max_model_len = 30;
+  Sim sim(c, Kv(64, 4));
+  // A request whose fake output contains the stop token early enough.
+  RequestId with_stop = -1;
+  for (RequestId id = 1; id < 1000 && with_stop < 0; ++id) {
+    for (int i = 1; i < 10; ++i) {
+      if (testing::FakeToken(id, 10 + i) == testing::kFakeStopToken) {
+        with_stop = id;
+        break;
+      }
+    }
+  }
+  ASSERT_GT(with_stop, 0);
+  StopConditions stop = MaxTokens(50, {testing::kFakeStopToken});
+  ASSERT_TRUE(sim.Submit(with_stop, Prompt(0, 10), stop).ok());
+  StopConditions ignore = stop;
+  ignore.min_tokens = 50;  // stop ids ignored: runs into the context end
+  ASSERT_TRUE(sim.Submit(with_stop + 1000000, Prompt(0, 10), ignore).ok());
+  ASSERT_TRUE(sim.Submit(3000000, Prompt(0, 10), MaxTokens(3)).ok());
+  sim.RunUntilIdle();
+  EXPECT_EQ(sim.reason(with_stop), FinishReason::kStop);
+  EXPECT_EQ(sim.output(with_stop).back(), testing::kFakeStopToken);
+  EXPECT_EQ(sim.reason(with_stop + 1000000), FinishReason::kLength);
+  EXPECT_EQ(sim.output(with_stop + 1000000).size(), 20u);  // 30 - 10
+  EXPECT_EQ(sim.output(3000000).size(), 3u);
+  sim.CheckAllDone();
+}
+
+TEST(SchedulerTest, LongPromptNeverDelaysRunningDecodes) {
+  // 8 requests decoding; a 2048-token prompt arrives. Every pass still
+  // carries all 8 decodes, and no pass is longer than one chunk's.
+  SchedulerConfig c = Cfg(512, 16, 256);
+  Sim sim(c, Kv(512, 16));
+  for (RequestId id = 0; id < 8; ++id) {
+    ASSERT_TRUE(sim.Submit(id, Prompt(int(id) * 7, 20), MaxTokens(100)).ok());
+  }
+  sim.Step();  // all 8 prefills in one pass
+  for (int i = 0; i < 3; ++i) sim.Step();
+  ASSERT_TRUE(sim.Submit(99, Prompt(5000, 2048), MaxTokens(4)).ok());
+  const double max_pass = sim.exec().a + sim.exec().b * (8 + 256);
+  int prompt_passes = 0;
+  while (sim.first_step(99) < 0 || sim.output(99).empty()) {
+    const double before = sim.exec().time;
+    StepPlan p = sim.Step();
+    EXPECT_LE(sim.exec().time - before, max_pass + 1e-9);
+    int decodes = 0;
+    for (const ScheduledSeq& s : p.seqs) {
+      if (s.id == 99) {
+        EXPECT_LE(s.num_new_tokens, 256);
+        ++prompt_passes;
+      } else {
+        EXPECT_EQ(s.num_new_tokens, 1);
+        ++decodes;
+      }
+    }
+    EXPECT_EQ(decodes, 8);
+  }
+  EXPECT_EQ(prompt_passes, 8);  // 2048 / 256
+  sim.RunUntilIdle();
+  sim.CheckAllDone();
+}
+
+TEST(SchedulerTest, SeveralPromptsShareAPass) {
+  Sim sim(Cfg(100, 8, 0), Kv(64, 4));
+  for (RequestId id = 0; id < 4; ++id) {
+    ASSERT_TRUE(sim.Submit(id, Prompt(0, 30), MaxTokens(3)).ok());
+  }
+  StepPlan p = sim.Step();
+  ASSERT_EQ(p.seqs.size(), 4u);  // 30 + 30 + 30 + 10 (a chunk)
+  EXPECT_EQ(p.num_batched_tokens, 100);
+  EXPECT_EQ(p.seqs[3].num_new_tokens, 10);
+  EXPECT_FALSE(p.seqs[3].needs_logits);
+  sim.RunUntilIdle();
+  sim.CheckAllDone();
+}
+
+TEST(SchedulerTest, FcfsAdmissionAndPriorityClasses) {
+  Sim sim(Cfg(64, 2, 0), Kv(64, 4));
+  for (RequestId id = 0; id < 6; ++id) {
+    ASSERT_TRUE(sim.Submit(id, Prompt(int(id), 8), MaxTokens(3)).ok());
+  }
+  ASSERT_TRUE(sim.Submit(100, Prompt(0, 8), MaxTokens(3), /*priority=*/-1).ok());
+  sim.RunUntilIdle();
+  // Admitted in arrival order (the higher class first), two at a time.
+  for (RequestId id = 1; id < 6; ++id) {
+    EXPECT_LE(sim.first_step(id - 1), sim.first_step(id));
+  }
+  EXPECT_LE(sim.first_step(100), sim.first_step(0));
+  sim.CheckAllDone();
+}
+
+TEST(SchedulerTest, HeadOfLineBlocksAdmission) {
+  // The head needs more blocks than are free: later small ones wait (FCFS).
+  Sim sim(Cfg(256, 8, 0), Kv(12, 4));
+  ASSERT_TRUE(sim.Submit(0, Prompt(0, 30), MaxTokens(4)).ok());  // 8 blocks
+  sim.Step();
+  ASSERT_TRUE(sim.Submit(1, Prompt(1, 20), MaxTokens(2)).ok());  // 5 blocks
+  ASSERT_TRUE(sim.Submit(2, Prompt(2, 2), MaxTokens(2)).ok());   // 1 block
+  StepPlan p = sim.Step();
+  EXPECT_EQ(p.seqs.size(), 1u);
+  sim.RunUntilIdle();
+  EXPECT_LT(sim.first_step(1), sim.first_step(2) + 1);
+  sim.CheckAllDone();
+}
+
+TEST(SchedulerTest, FinishedRequestsRecycleBlocksForTheNextPass) {
+  Sim sim(Cfg(64, 4, 0), Kv(4, 4));
+  ASSERT_TRUE(sim.Submit(0, Prompt(0, 12), MaxTokens(2)).ok());  // 4 blocks
+  ASSERT_TRUE(sim.Submit(1, Prompt(1, 12), MaxTokens(2)).ok());
+  sim.Step();                   // 0 prefills (+ its first token)
+  sim.Step();                   // 0 decodes its 2nd token and finishes
+  EXPECT_EQ(sim.reason(0), FinishReason::kLength);
+  StepPlan p = sim.Step();      // 1 takes the room at once
+  ASSERT_EQ(p.seqs.size(), 1u);
+  EXPECT_EQ(p.seqs[0].id, 1);
+  sim.RunUntilIdle();
+  sim.CheckAllDone();
+}
+
+TEST(SchedulerTest, PrefixCacheSkipsCachedTokens) {
+  Sim sim(Cfg(256, 4, 0), Kv(64, 16));
+  std::vector<TokenId> system = Prompt(0, 64);
+  std::vector<TokenId> a = system, b = system;
+  a.push_back(1);
+  b.push_back(2);
+  ASSERT_TRUE(sim.Submit(1, a, MaxTokens(2)).ok());
+  sim.RunUntilIdle();
+  ASSERT_TRUE(sim.Submit(2, b, MaxTokens(2)).ok());
+  StepPlan p = sim.Step();
+  ASSERT_EQ(p.seqs.size(), 1u);
+  EXPECT_EQ(p.seqs[0].start_pos, 64);
+  EXPECT_EQ(p.seqs[0].num_new_tokens, 1);
+  // The whole prompt cached: still one token is computed for the logits.
+  ASSERT_TRUE(sim.Submit(3, system, MaxTokens(2)).ok());
+  p = sim.Step();
+  bool found = false;
+  for (const ScheduledSeq& s : p.seqs) {
+    if (s.id == 3) {
+      found = true;
+      EXPECT_EQ(s.start_pos, 48);
+      EXPECT_EQ(s.num_new_tokens, 16);
+    }
+  }
+  EXPECT_TRUE(found);
+  sim.RunUntilIdle();
+  EXPECT_EQ(sim.cached_tokens(2), 64);
+  EXPECT_EQ(sim.cached_tokens(3), 48);
+  const kv::BlockPoolStats st = sim.sched().kv().pool().stats();
+  EXPECT_EQ(st.prefix_hit_tokens, 64 + 48);
+  sim.CheckAllDone();
+}
+
+TEST(SchedulerTest, PrefixCacheOffComputesEverything) {
+  Sim sim(Cfg(256, 4, 0, /*prefix=*/false), Kv(64, 16));
+  ASSERT_TRUE(sim.Submit(1, Prompt(0, 65), MaxTokens(2)).ok());
+  sim.RunUntilIdle();
+  ASSERT_TRUE(sim.Submit(2, Prompt(0, 65), MaxTokens(2)).ok());
+  StepPlan p = sim.Step();
+  EXPECT_EQ(p.seqs[0].start_pos, 0);
+  sim.RunUntilIdle();
+  EXPECT_EQ(sim.sched().kv().pool().stats().num_idle_cached, 0);
+  sim.CheckAllDone();
+}
+
+TEST(SchedulerTest, PreemptsMostRecentAndRecomputesWithoutReemitting) {
+  // 3 requests, 9 blocks of 4: they cannot all grow to 12+ tokens.
+  Sim sim(Cfg(64, 4, 0, /*prefix=*/false), Kv(9, 4));
+  for (RequestId id = 0; id < 3; ++id) {
+    ASSERT_TRUE(sim.Submit(id, Prompt(int(id) * 10, 8), MaxTokens(10)).ok());
+  }
+  std::vector<RequestId> preempted;
+  for (int i = 0; i < 200 && sim.sched().HasWork(); ++i) {
+    StepPlan p = sim.Step();
+    preempted.insert(preempted.end(), p.preempted.begin(), p.preempted.end());
+  }
+  ASSERT_FALSE(preempted.empty());
+  EXPECT_EQ(preempted[0], 2);  // the most recently admitted goes first
+  EXPECT_GE(sim.sched().stats().num_preemptions, 1);
+  sim.CheckAllDone();  // exact outputs: nothing lost, nothing repeated
+  for (RequestId id = 0; id < 3; ++id) {
+    EXPECT_EQ(sim.reason(id), FinishReason::kLength);
+    EXPECT_EQ(sim.output(id).size(), 10u);
+  }
+}
+
+TEST(SchedulerTest, RequestLargerThanTheCacheFailsInsteadOfDeadlocking) {
+  Sim sim(Cfg(64, 4, 0), Kv(4, 4));  // 16 token slots in all
+  ASSERT_TRUE(sim.Submit(1, Prompt(0, 10), MaxTokens(100)).ok());
+  ASSERT_TRUE(sim.Submit(2, Prompt(1, 3), MaxTokens(2)).ok());
+  sim.RunUntilIdle(1000);
+  EXPECT_EQ(sim.reason(1), FinishReason::kError);
+  EXPECT_NE(sim.error(1).find("KV blocks"), std::string::npos);
+  EXPECT_EQ(sim.reason(2), FinishReason::kLength);
+  sim.CheckAllDone();
+}
+
+TEST(SchedulerTest, AbortInEveryState) {
+  Sim sim(Cfg(32, 2, 8), Kv(32, 4));
+  ASSERT_TRUE(sim.Submit(0, Prompt(0, 30), MaxTokens(50)).ok());  // prefilling
+  ASSERT_TRUE(sim.Submit(1, Prompt(1, 4), MaxTokens(50)).ok());   // decoding
+  ASSERT_TRUE(sim.Submit(2, Prompt(2, 4), MaxTokens(50)).ok());   // waiting
+  sim.Step();
+  sim.Step();
+  ASSERT_EQ(sim.sched().Find(0)->status, RequestStatus::kRunning);
+  ASSERT_LT(sim.sched().Find(0)->num_computed_tokens, 30);
+  ASSERT_EQ(sim.sched().Find(2)->status, RequestStatus::kWaiting);
+  sim.Abort(0);
+  sim.Abort(2);
+  EXPECT_EQ(sim.reason(0), FinishReason::kAborted);
+  EXPECT_EQ(sim.reason(2), FinishReason::kAborted);
+  // Aborted between Schedule and Update: the result is dropped.
+  StepPlan p = sim.sched().Schedule();
+  ASSERT_FALSE(p.empty());
+  sim.Abort(1);
+  sim.sched().Update(p, *sim.exec().Execute(p));
+  EXPECT_TRUE(sim.sched().TakeEvents().empty());
+  EXPECT_EQ(sim.sched().Abort(1).code(), StatusCode::kNotFound);
+  sim.CheckAllDone();
+}
+
+TEST(SchedulerTest, SlidingWindowReleasesBlocksWhileDecoding) {
+  Sim sim(Cfg(64, 4, 0, /*prefix=*/false), Kv(8, 4, /*window=*/8));
+  // 8 blocks = 32 slots, but with an 8-token window a 60-token life fits.
+  ASSERT_TRUE(sim.Submit(1, Prompt(0, 12), MaxTokens(48)).ok());
+  sim.RunUntilIdle();
+  EXPECT_EQ(sim.reason(1), FinishReason::kLength);
+  EXPECT_EQ(sim.output(1).size(), 48u);
+  sim.CheckAllDone();
+}
+
+}  // namespace
+}  // namespace weft::engine

@@ -1,0 +1,221 @@
+#include "kv/kv_cache_manager.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <numeric>
+#include <random>
+#include <vector>
+
+namespace weft::kv {
+namespace {
+
+std::vector<TokenId> Tokens(int first, int n) {
+  std::vector<TokenId> t(static_cast<size_t>(n));
+  std::iota(t.begin(), t.end(), first);
+  return t;
+}
+
+KvCacheManager Make(int blocks, int bs, int window = 0) {
+  KvCacheConfig c;
+  c.num_blocks = blocks;
+  c.block_size = bs;
+  c.sliding_window = window;
+  return KvCacheManager(c);
+}
+
+TEST(KvCacheManagerTest, SlotsFollowTheBlockTable) {
+  KvCacheManager m = Make(8, 4);
+  auto a = m.AllocateSlots(1, 6);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->start_pos, 0);
+  const BlockTable* t = m.Table(1);
+  ASSERT_EQ(t->blocks.size(), 2u);
+  std::vector<int64_t> want;
+  for (int p = 0; p < 6; ++p) want.push_back(t->blocks[p / 4] * 4 + p % 4);
+  EXPECT_EQ(a->slots, want);
+  auto d = m.AllocateSlots(1, 1);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->start_pos, 6);
+  EXPECT_EQ(d->slots, (std::vector<int64_t>{t->blocks[1] * 4 + 2}));
+  EXPECT_EQ(m.Table(1)->num_tokens, 7);
+}
+
+TEST(KvCacheManagerTest, ExhaustionReturnsNulloptAndChangesNothing) {
+  KvCacheManager m = Make(3, 4);
+  ASSERT_TRUE(m.AllocateSlots(1, 8).has_value());
+  EXPECT_FALSE(m.AllocateSlots(2, 5).has_value());
+  EXPECT_FALSE(m.Has(2));
+  EXPECT_EQ(m.pool().num_free(), 1);
+  EXPECT_FALSE(m.AllocateSlots(1, 5).has_value());
+  EXPECT_EQ(m.Table(1)->num_tokens, 8);
+  EXPECT_TRUE(m.AllocateSlots(1, 4).has_value());
+  m.Free(1);
+  EXPECT_EQ(m.pool().num_free(), 3);
+}
+
+TEST(KvCacheManagerTest, PrefixHitFullBlocksOnlyAndNeverWholePrompt) {
+  KvCacheManager m = Make(16, 4);
+  std::vector<TokenId> prompt = Tokens(100, 12);  // exactly 3 blocks
+  ASSERT_TRUE(m.AllocateSlots(1, 12).has_value());
+  m.CommitComputed(1, prompt, 12);
+  m.Free(1);
+  EXPECT_EQ(m.pool().num_idle(), 3);
+
+  // The same prompt: 2 blocks, since one token must be computed.
+  PrefixHit hit = m.FindCachedPrefix(prompt);
+  EXPECT_EQ(hit.num_tokens, 8);
+  // A longer prompt with the same start reuses all three.
+  std::vector<TokenId> longer = prompt;
+  longer.push_back(7);
+  EXPECT_EQ(m.FindCachedPrefix(longer).num_tokens, 12);
+  // A prompt diverging inside block 1 reuses block 0 only.
+  std::vector<TokenId> diverge = prompt;
+  diverge[5] = -3;
+  EXPECT_EQ(m.FindCachedPrefix(diverge).num_tokens, 4);
+  EXPECT_EQ(m.FindCachedPrefix(Tokens(0, 12)).num_tokens, 0);
+
+  auto a = m.AllocateSlots(2, 4, &hit, 12);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->start_pos, 8);
+  EXPECT_EQ(m.Table(2)->blocks[0], hit.blocks[0]);
+  EXPECT_EQ(m.pool().ref_count(hit.blocks[0]), 1);
+  BlockPoolStats s = m.pool().stats();
+  EXPECT_EQ(s.prefix_query_tokens, 12);
+  EXPECT_EQ(s.prefix_hit_tokens, 8);
+  m.Free(2);
+  EXPECT_TRUE(m.pool().CheckInvariants().ok());
+}
+
+TEST(KvCacheManagerTest, PartialComputeCommitsOnlyComputedFullBlocks) {
+  KvCacheManager m = Make(16, 4);
+  std::vector<TokenId> prompt = Tokens(0, 10);
+  ASSERT_TRUE(m.AllocateSlots(1, 10).has_value());
+  m.CommitComputed(1, prompt, 5);  // only block 0 is computed and full
+  EXPECT_EQ(m.FindCachedPrefix(Tokens(0, 20)).num_tokens, 4);
+  m.CommitComputed(1, prompt, 10);
+  EXPECT_EQ(m.FindCachedPrefix(Tokens(0, 20)).num_tokens, 8);
+}
+
+TEST(KvCacheManagerTest, ForkSharesBlocksAndCopiesOnWrite) {
+  KvCacheManager m = Make(8, 4);
+  ASSERT_TRUE(m.AllocateSlots(1, 6).has_value());  // blocks: full, partial
+  ASSERT_TRUE(m.Fork(1, 2).ok());
+  EXPECT_FALSE(m.Fork(1, 2).ok());
+  EXPECT_FALSE(m.Fork(9, 3).ok());
+  const BlockId full = m.Table(1)->blocks[0];
+  const BlockId partial = m.Table(1)->blocks[1];
+  EXPECT_EQ(m.pool().ref_count(full), 2);
+  EXPECT_EQ(m.pool().ref_count(partial), 2);
+
+  auto a = m.AllocateSlots(2, 1);  // the child appends first: copies
+  ASSERT_TRUE(a.has_value());
+  ASSERT_EQ(a->copies.size(), 1u);
+  EXPECT_EQ(a->copies[0].src, partial);
+  const BlockId copy = a->copies[0].dst;
+  EXPECT_EQ(m.Table(2)->blocks[1], copy);
+  EXPECT_EQ(a->slots, (std::vector<int64_t>{copy * 4 + 2}));
+  EXPECT_EQ(m.Table(2)->blocks[0], full);  // full blocks stay shared
+
+  auto b = m.AllocateSlots(1, 1);  // the parent now owns `partial` alone
+  ASSERT_TRUE(b.has_value());
+  EXPECT_TRUE(b->copies.empty());
+  EXPECT_EQ(b->slots, (std::vector<int64_t>{partial * 4 + 2}));
+  m.Free(1);
+  EXPECT_EQ(m.pool().ref_count(full), 1);
+  m.Free(2);
+  EXPECT_EQ(m.pool().num_free(), 8);
+  EXPECT_TRUE(m.pool().CheckInvariants().ok());
+}
+
+TEST(KvCacheManagerTest, CopyOnWriteCountsTowardsFit) {
+  KvCacheManager m = Make(2, 4);
+  ASSERT_TRUE(m.AllocateSlots(1, 6).has_value());
+  ASSERT_TRUE(m.Fork(1, 2).ok());
+  EXPECT_FALSE(m.AllocateSlots(2, 1).has_value());  // needs a copy block
+  EXPECT_EQ(m.Table(2)->num_tokens, 6);
+}
+
+TEST(KvCacheManagerTest, SlidingWindowReleasesDeadBlocks) {
+  KvCacheManager m = Make(8, 4, /*window=*/6);
+  ASSERT_TRUE(m.AllocateSlots(1, 12).has_value());
+  // Next query at 9 sees positions 4..9: block 0 (0..3) is dead.
+  EXPECT_EQ(m.ReleaseOutsideWindow(1, 9), 1);
+  EXPECT_EQ(m.Table(1)->blocks[0], kNullBlock);
+  EXPECT_EQ(m.pool().num_free(), 6);
+  EXPECT_EQ(m.ReleaseOutsideWindow(1, 9), 0);
+  // At 10 it sees 5..10: block 1 (4..7) still partly visible.
+  EXPECT_EQ(m.ReleaseOutsideWindow(1, 10), 0);
+  EXPECT_EQ(m.ReleaseOutsideWindow(1, 14), 1);
+  auto a = m.AllocateSlots(1, 1);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->start_pos, 12);
+  m.Free(1);
+  EXPECT_EQ(m.pool().num_free(), 8);
+  EXPECT_TRUE(m.pool().CheckInvariants().ok());
+}
+
+// Thousands of random allocate / prefix-share / fork / commit / free /
+// window-release operations; every block must come back.
+TEST(KvCacheManagerTest, RandomisedOperationsLeakNothing) {
+  for (int seed = 0; seed < 40; ++seed) {
+    std::mt19937 rng(static_cast<unsigned>(seed));
+    const int bs = 1 + static_cast<int>(rng() % 8);
+    KvCacheManager m = Make(32 + static_cast<int>(rng() % 64), bs,
+                            seed % 4 == 3 ? 8 + static_cast<int>(rng() % 16)
+                                          : 0);
+    std::map<SeqId, std::vector<TokenId>> live;  // seq -> its tokens
+    SeqId next = 0;
+    for (int op = 0; op < 2000; ++op) {
+      const int kind = static_cast<int>(rng() % 10);
+      if (kind < 3 || live.empty()) {  // a new sequence, maybe a prefix hit
+        std::vector<TokenId> toks;
+        const int n = 1 + static_cast<int>(rng() % 40);
+        const int family = static_cast<int>(rng() % 3);  // shared prefixes
+        for (int i = 0; i < n; ++i) toks.push_back(family * 1000 + i);
+        PrefixHit hit = m.FindCachedPrefix(toks);
+        ASSERT_LT(hit.num_tokens, n);
+        const int todo = n - hit.num_tokens;
+        if (m.AllocateSlots(next, todo, &hit, n)) {
+          m.CommitComputed(next, toks, n);
+          live[next] = toks;
+        }
+        ++next;
+      } else {
+        auto it = live.begin();
+        std::advance(it, static_cast<long>(rng() % live.size()));
+        const SeqId s = it->first;
+        if (kind < 6) {  // decode some tokens
+          const int n = 1 + static_cast<int>(rng() % 3);
+          if (m.AllocateSlots(s, n)) {
+            for (int i = 0; i < n; ++i) {
+              it->second.push_back(static_cast<TokenId>(rng() % 50));
+            }
+            m.CommitComputed(s, it->second, m.Table(s)->num_tokens);
+            if (m.config().sliding_window > 0) {
+              m.ReleaseOutsideWindow(s, m.Table(s)->num_tokens);
+            }
+          }
+        } else if (kind < 8) {
+          ASSERT_TRUE(m.Fork(s, next).ok());
+          live[next++] = it->second;
+        } else {
+          m.Free(s);
+          live.erase(it);
+        }
+      }
+      if (op % 97 == 0) {
+        ASSERT_TRUE(m.pool().CheckInvariants().ok()) << op;
+      }
+    }
+    for (auto& [s, toks] : live) m.Free(s);
+    EXPECT_EQ(m.num_sequences(), 0);
+    ASSERT_TRUE(m.pool().CheckInvariants().ok());
+    const BlockPoolStats st = m.pool().stats();
+    EXPECT_EQ(st.num_free + st.num_idle_cached, st.num_blocks) << seed;
+    EXPECT_EQ(st.num_used, 0) << seed;
+  }
+}
+
+}  // namespace
+}  // namespace weft::kv
