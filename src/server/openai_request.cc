@@ -1,0 +1,481 @@
+#include "server/openai_request.h"
+
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "util/strings.h"
+
+namespace weft::server {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string Dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// Reads optional fields of one JSON object; keeps the first error. A field
+// that is absent or null leaves the output untouched.
+class FieldReader {
+ public:
+  explicit FieldReader(const json& obj) : obj_(obj) {}
+
+  const json* Get(const char* key) const {
+    auto it = obj_.find(key);
+    if (it == obj_.end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+  bool ok() const { return !error_.has_value(); }
+  const ApiError& error() const { return *error_; }
+  void Fail(std::string message, std::string param) {
+    if (!error_) error_ = BadRequest(std::move(message), std::move(param));
+  }
+
+  void Bool(const char* key, bool* out) {
+    const json* v = Get(key);
+    if (!v || !ok()) return;
+    if (!v->is_boolean()) return Fail(StrFormat("'%s' must be a boolean", key), key);
+    *out = v->get<bool>();
+  }
+  void String(const char* key, std::string* out) {
+    const json* v = Get(key);
+    if (!v || !ok()) return;
+    if (!v->is_string()) return Fail(StrFormat("'%s' must be a string", key), key);
+    *out = v->get<std::string>();
+  }
+  // [lo, hi]; lo_open makes it (lo, hi].
+  void Float(const char* key, double lo, double hi, bool lo_open, float* out) {
+    const json* v = Get(key);
+    if (!v || !ok()) return;
+    if (!v->is_number()) return Fail(StrFormat("'%s' must be a number", key), key);
+    double d = v->get<double>();
+    if (!std::isfinite(d) || d > hi || d < lo || (lo_open && d == lo)) {
+      return Fail(StrFormat("'%s' must be in %c%g, %g], got %g", key,
+                            lo_open ? '(' : '[', lo, hi, d),
+                  key);
+    }
+    *out = static_cast<float>(d);
+  }
+  // Integer in [lo, hi]; returns whether a value was read.
+  bool Int(const char* key, int64_t lo, int64_t hi, int64_t* out) {
+    const json* v = Get(key);
+    if (!v || !ok()) return false;
+    if (!IsInteger(*v)) {
+      Fail(StrFormat("'%s' must be an integer", key), key);
+      return false;
+    }
+    if (v->is_number_unsigned() &&
+        v->get<uint64_t>() > static_cast<uint64_t>(hi)) {
+      Fail(StrFormat("'%s' must be at most %lld", key, (long long)hi), key);
+      return false;
+    }
+    int64_t x = v->is_number_float() ? static_cast<int64_t>(v->get<double>())
+                                     : v->get<int64_t>();
+    if (x < lo || x > hi) {
+      Fail(StrFormat("'%s' must be in [%lld, %lld], got %lld", key,
+                     (long long)lo, (long long)hi, (long long)x),
+           key);
+      return false;
+    }
+    *out = x;
+    return true;
+  }
+  void Int32(const char* key, int64_t lo, int64_t hi, int32_t* out) {
+    int64_t x;
+    if (Int(key, lo, hi, &x)) *out = static_cast<int32_t>(x);
+  }
+
+  static bool IsInteger(const json& v) {
+    if (v.is_number_integer()) return true;
+    if (!v.is_number_float()) return false;
+    double d = v.get<double>();
+    return std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15;
+  }
+
+ private:
+  const json& obj_;
+  std::optional<ApiError> error_;
+};
+
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+// Token id list; false + error on bad input.
+bool ParseIds(const json& arr, const ParseLimits& limits, const char* param,
+              std::vector<int32_t>* out, std::optional<ApiError>* err) {
+  for (const json& t : arr) {
+    if (!FieldReader::IsInteger(t)) {
+      *err = BadRequest(StrFormat("'%s' token ids must be integers", param),
+                        param);
+      return false;
+    }
+    int64_t id = t.is_number_float() ? (int64_t)t.get<double>()
+                 : t.is_number_unsigned() ? (int64_t)std::min<uint64_t>(
+                                                t.get<uint64_t>(), kInt32Max)
+                                          : t.get<int64_t>();
+    int64_t vocab = limits.vocab_size.value_or(kInt32Max);
+    if (id < 0 || id >= vocab) {
+      *err = BadRequest(StrFormat("token id %lld is out of range [0, %lld)",
+                                  (long long)id, (long long)vocab),
+                        param);
+      return false;
+    }
+    out->push_back(static_cast<int32_t>(id));
+  }
+  return true;
+}
+
+// Fields shared by both endpoints.
+void ParseCommon(const json& j, const ParseLimits& limits, FieldReader& f,
+                 OpenAiRequest* r) {
+  f.String("model", &r->model);
+  int32_t max_tokens = 0;
+  bool has_max = false;
+  for (const char* key : {"max_completion_tokens", "max_tokens"}) {
+    if (has_max || !f.Get(key)) continue;
+    f.Int32(key, 1, kInt32Max, &max_tokens);
+    has_max = true;
+  }
+  if (has_max && f.ok()) r->max_tokens = max_tokens;
+  SamplingFields& s = r->sampling;
+  f.Float("temperature", 0, 2, false, &s.temperature);
+  f.Float("top_p", 0, 1, true, &s.top_p);
+  f.Int32("top_k", -1, kInt32Max, &s.top_k);
+  f.Float("min_p", 0, 1, false, &s.min_p);
+  f.Float("presence_penalty", -2, 2, false, &s.presence_penalty);
+  f.Float("frequency_penalty", -2, 2, false, &s.frequency_penalty);
+  f.Float("repetition_penalty", 0, 10, true, &s.repetition_penalty);
+  int64_t seed;
+  if (f.Int("seed", std::numeric_limits<int64_t>::min(),
+            std::numeric_limits<int64_t>::max(), &seed)) {
+    s.seed = static_cast<uint64_t>(seed);
+  }
+  f.Int32("n", 1, limits.max_n, &r->n);
+  f.Bool("stream", &r->stream);
+  f.Bool("ignore_eos", &r->ignore_eos);
+  f.String("user", &r->user);
+  f.Int32("priority", -1000000, 1000000, &r->priority);
+  if (!f.ok()) return;
+
+  if (const json* v = f.Get("logit_bias")) {
+    if (!v->is_object()) return f.Fail("'logit_bias' must be an object", "logit_bias");
+    for (const auto& [key, bias] : v->items()) {
+      char* end = nullptr;
+      long long id = std::strtoll(key.c_str(), &end, 10);
+      int64_t vocab = limits.vocab_size.value_or(kInt32Max);
+      if (key.empty() || *end != '\0' || id < 0 || id >= vocab) {
+        return f.Fail("'logit_bias' keys must be token ids in range, got '" +
+                          CEscape(key) + "'",
+                      "logit_bias");
+      }
+      if (!bias.is_number() || bias.get<double>() < -100 ||
+          bias.get<double>() > 100) {
+        return f.Fail("'logit_bias' values must be numbers in [-100, 100]",
+                      "logit_bias");
+      }
+      s.logit_bias[static_cast<int32_t>(id)] = bias.get<float>();
+    }
+  }
+  if (const json* v = f.Get("stop")) {
+    if (v->is_string()) {
+      r->stop.push_back(v->get<std::string>());
+    } else if (v->is_array() && v->size() <= 16) {
+      for (const json& s2 : *v) {
+        if (!s2.is_string()) return f.Fail("'stop' must be strings", "stop");
+        r->stop.push_back(s2.get<std::string>());
+      }
+    } else {
+      return f.Fail("'stop' must be a string or a list of at most 16 strings",
+                    "stop");
+    }
+    for (const auto& s2 : r->stop) {
+      if (s2.empty()) return f.Fail("'stop' strings must not be empty", "stop");
+    }
+  }
+  if (const json* v = f.Get("stop_token_ids")) {
+    std::optional<ApiError> err;
+    if (!v->is_array()) return f.Fail("'stop_token_ids' must be a list", "stop_token_ids");
+    if (!ParseIds(*v, limits, "stop_token_ids", &r->stop_token_ids, &err)) {
+      return f.Fail(err->message, "stop_token_ids");
+    }
+  }
+  if (const json* v = f.Get("stream_options")) {
+    if (!v->is_object()) return f.Fail("'stream_options' must be an object", "stream_options");
+    if (!r->stream) {
+      return f.Fail("'stream_options' is only allowed when 'stream' is true",
+                    "stream_options");
+    }
+    FieldReader so(*v);
+    so.Bool("include_usage", &r->include_usage);
+    if (!so.ok()) return f.Fail(so.error().message, "stream_options");
+  }
+}
+
+std::optional<json> ParseBody(std::string_view body, std::optional<ApiError>* err) {
+  json j = json::parse(body.begin(), body.end(), nullptr, false);
+  if (j.is_discarded()) {
+    *err = BadRequest("request body is not valid JSON");
+    return std::nullopt;
+  }
+  if (!j.is_object()) {
+    *err = BadRequest("request body must be a JSON object");
+    return std::nullopt;
+  }
+  return j;
+}
+
+// Text of a message `content`: string, null, or text parts.
+bool ContentText(const json& c, std::optional<std::string>* out, std::string* why) {
+  if (c.is_null()) return true;
+  if (c.is_string()) {
+    *out = c.get<std::string>();
+    return true;
+  }
+  if (!c.is_array()) {
+    *why = "content must be a string, null, or a list of parts";
+    return false;
+  }
+  std::string text;
+  for (size_t i = 0; i < c.size(); ++i) {
+    const json& part = c[i];
+    if (!part.is_object() || !part.contains("type") || !part["type"].is_string()) {
+      *why = "content parts must be objects with a 'type'";
+      return false;
+    }
+    if (part["type"] != "text") {
+      *why = "unsupported content part type '" +
+             CEscape(part["type"].get<std::string>()) + "' (text only)";
+      return false;
+    }
+    if (!part.contains("text") || !part["text"].is_string()) {
+      *why = "text parts need a string 'text'";
+      return false;
+    }
+    if (i > 0) text += "\n";
+    text += part["text"].get<std::string>();
+  }
+  *out = std::move(text);
+  return true;
+}
+
+bool ParseMessages(const json& msgs, ChatTemplateRequest* out, std::string* why) {
+  if (!msgs.is_array() || msgs.empty()) {
+    *why = "'messages' must be a non-empty list";
+    return false;
+  }
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    const json& m = msgs[i];
+    std::string at = StrFormat("messages[%zu]: ", i);
+    if (!m.is_object()) {
+      *why = at + "must be an object";
+      return false;
+    }
+    ChatMessage cm;
+    auto role = m.find("role");
+    if (role == m.end() || !role->is_string()) {
+      *why = at + "'role' must be a string";
+      return false;
+    }
+    cm.role = role->get<std::string>();
+    static const char* kRoles[] = {"system", "user", "assistant", "tool",
+                                   "developer", "function"};
+    bool known = false;
+    for (const char* r : kRoles) known |= cm.role == r;
+    if (!known) {
+      *why = at + "unknown role '" + CEscape(cm.role) + "'";
+      return false;
+    }
+    if (auto c = m.find("content"); c != m.end()) {
+      if (!ContentText(*c, &cm.content, why)) {
+        *why = at + *why;
+        return false;
+      }
+    }
+    if (auto n = m.find("name"); n != m.end() && !n->is_null()) {
+      if (!n->is_string()) {
+        *why = at + "'name' must be a string";
+        return false;
+      }
+      cm.name = n->get<std::string>();
+    }
+    if (auto t = m.find("tool_call_id"); t != m.end() && !t->is_null()) {
+      if (!t->is_string()) {
+        *why = at + "'tool_call_id' must be a string";
+        return false;
+      }
+      cm.tool_call_id = t->get<std::string>();
+    }
+    if (auto tc = m.find("tool_calls"); tc != m.end() && !tc->is_null()) {
+      if (!tc->is_array()) {
+        *why = at + "'tool_calls' must be a list";
+        return false;
+      }
+      for (const json& call : *tc) {
+        if (!call.is_object() || !call.contains("function") ||
+            !call["function"].is_object()) {
+          *why = at + "each tool call needs a 'function' object";
+          return false;
+        }
+        ToolCall t;
+        if (call.contains("id") && call["id"].is_string()) t.id = call["id"];
+        const json& fn = call["function"];
+        if (!fn.contains("name") || !fn["name"].is_string()) {
+          *why = at + "tool call function needs a string 'name'";
+          return false;
+        }
+        t.name = fn["name"].get<std::string>();
+        if (fn.contains("arguments")) {
+          t.arguments = fn["arguments"].is_string()
+                            ? fn["arguments"].get<std::string>()
+                            : Dump(fn["arguments"]);
+        }
+        cm.tool_calls.push_back(std::move(t));
+      }
+    }
+    if (!cm.content && cm.tool_calls.empty() && cm.role != "assistant") {
+      *why = at + "'content' is required";
+      return false;
+    }
+    out->messages.push_back(std::move(cm));
+  }
+  return true;
+}
+
+void ParseChatExtras(FieldReader& f, ChatTemplateRequest* c) {
+  f.Bool("add_generation_prompt", &c->add_generation_prompt);
+  if (const json* t = f.Get("tools")) {
+    if (!t->is_array()) return f.Fail("'tools' must be a list", "tools");
+    c->tools_json = Dump(*t);
+  }
+  if (const json* k = f.Get("chat_template_kwargs")) {
+    if (!k->is_object()) {
+      return f.Fail("'chat_template_kwargs' must be an object",
+                    "chat_template_kwargs");
+    }
+    for (const auto& [key, v] : k->items()) c->kwargs_json[key] = Dump(v);
+  }
+}
+
+}  // namespace
+
+ApiResult<OpenAiRequest> ParseCompletionRequest(std::string_view body,
+                                                const ParseLimits& limits) {
+  std::optional<ApiError> err;
+  std::optional<json> j = ParseBody(body, &err);
+  if (!j) return *err;
+  OpenAiRequest r;
+  FieldReader f(*j);
+  ParseCommon(*j, limits, f, &r);
+  f.Bool("echo", &r.echo);
+  f.Int32("logprobs", 0, 20, &r.sampling.logprobs);
+  if (!f.ok()) return f.error();
+
+  const json* p = f.Get("prompt");
+  if (!p) return BadRequest("'prompt' is required", "prompt");
+  if (p->is_string()) {
+    r.prompts.push_back({p->get<std::string>(), {}});
+  } else if (p->is_array() && !p->empty()) {
+    const json& first = (*p)[0];
+    if (first.is_string()) {
+      for (const json& s : *p) {
+        if (!s.is_string()) return BadRequest("'prompt' list mixes types", "prompt");
+        r.prompts.push_back({s.get<std::string>(), {}});
+      }
+    } else if (first.is_number()) {
+      PromptInput in;
+      if (!ParseIds(*p, limits, "prompt", &in.ids, &err)) return *err;
+      r.prompts.push_back(std::move(in));
+    } else if (first.is_array()) {
+      for (const json& ids : *p) {
+        PromptInput in;
+        if (!ids.is_array() || ids.empty()) {
+          return BadRequest("'prompt' token lists must be non-empty lists",
+                            "prompt");
+        }
+        if (!ParseIds(ids, limits, "prompt", &in.ids, &err)) return *err;
+        r.prompts.push_back(std::move(in));
+      }
+    } else {
+      return BadRequest("'prompt' must be a string, a list of strings, a list "
+                        "of token ids, or a list of token id lists",
+                        "prompt");
+    }
+  } else {
+    return BadRequest("'prompt' must be a non-empty string list or token list",
+                      "prompt");
+  }
+  if (r.prompts.size() > 256) return BadRequest("too many prompts (max 256)", "prompt");
+  return r;
+}
+
+ApiResult<OpenAiRequest> ParseChatRequest(std::string_view body,
+                                          const ParseLimits& limits) {
+  std::optional<ApiError> err;
+  std::optional<json> j = ParseBody(body, &err);
+  if (!j) return *err;
+  OpenAiRequest r;
+  r.chat = true;
+  FieldReader f(*j);
+  ParseCommon(*j, limits, f, &r);
+  f.Bool("logprobs", &r.chat_logprobs);
+  int32_t top = 0;
+  f.Int32("top_logprobs", 0, 20, &top);
+  if (f.ok() && f.Get("top_logprobs") && !r.chat_logprobs) {
+    f.Fail("'top_logprobs' requires 'logprobs': true", "top_logprobs");
+  }
+  r.sampling.logprobs = r.chat_logprobs ? top : -1;
+  ParseChatExtras(f, &r.chat_request);
+  if (!f.ok()) return f.error();
+  const json* m = f.Get("messages");
+  if (!m) return BadRequest("'messages' is required", "messages");
+  std::string why;
+  if (!ParseMessages(*m, &r.chat_request, &why)) return BadRequest(why, "messages");
+  return r;
+}
+
+ApiResult<TokenizeRequest> ParseTokenizeRequest(std::string_view body) {
+  std::optional<ApiError> err;
+  std::optional<json> j = ParseBody(body, &err);
+  if (!j) return *err;
+  TokenizeRequest r;
+  FieldReader f(*j);
+  f.Bool("add_special", &r.add_special);
+  f.Bool("add_special_tokens", &r.add_special);
+  std::string text;
+  for (const char* key : {"prompt", "content"}) {
+    if (!f.Get(key)) continue;
+    f.String(key, &text);
+    r.text = text;
+    break;
+  }
+  if (!f.ok()) return f.error();
+  if (!r.text) {
+    const json* m = f.Get("messages");
+    if (!m) return BadRequest("'prompt' (or 'messages') is required", "prompt");
+    ChatTemplateRequest c;
+    ParseChatExtras(f, &c);
+    if (!f.ok()) return f.error();
+    std::string why;
+    if (!ParseMessages(*m, &c, &why)) return BadRequest(why, "messages");
+    r.chat = std::move(c);
+  }
+  return r;
+}
+
+ApiResult<std::vector<int32_t>> ParseDetokenizeRequest(
+    std::string_view body, const ParseLimits& limits) {
+  std::optional<ApiError> err;
+  std::optional<json> j = ParseBody(body, &err);
+  if (!j) return *err;
+  auto it = j->find("tokens");
+  if (it == j->end() || !it->is_array()) {
+    return BadRequest("'tokens' must be a list of token ids", "tokens");
+  }
+  std::vector<int32_t> ids;
+  if (!ParseIds(*it, limits, "tokens", &ids, &err)) return *err;
+  return ids;
+}
+
+}  // namespace weft::server

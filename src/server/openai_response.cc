@@ -1,0 +1,170 @@
+#include "server/openai_response.h"
+
+#include <nlohmann/json.hpp>
+
+namespace weft::server {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string Dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// Token text as a JSON-safe string (invalid UTF-8 bytes replaced).
+std::string SafeText(const std::string& s) {
+  json j = s;
+  std::string quoted = Dump(j);
+  return json::parse(quoted).get<std::string>();
+}
+
+json Bytes(const std::string& s) {
+  json arr = json::array();
+  for (unsigned char c : s) arr.push_back(static_cast<int>(c));
+  return arr;
+}
+
+json UsageJson(const Usage& u) {
+  return {{"prompt_tokens", u.prompt_tokens},
+          {"completion_tokens", u.completion_tokens},
+          {"total_tokens", u.prompt_tokens + u.completion_tokens},
+          {"prompt_tokens_details",
+           {{"cached_tokens", u.cached_prompt_tokens}}}};
+}
+
+// Chat: {"content": [{token, logprob, bytes, top_logprobs}]}.
+json ChatLogprobs(const std::vector<PositionLogprobs>& lps) {
+  json content = json::array();
+  for (const PositionLogprobs& p : lps) {
+    json top = json::array();
+    for (const TokenLogprob& t : p.top) {
+      top.push_back({{"token", SafeText(t.text)},
+                     {"logprob", t.logprob},
+                     {"bytes", Bytes(t.text)}});
+    }
+    content.push_back({{"token", SafeText(p.chosen.text)},
+                       {"logprob", p.chosen.logprob},
+                       {"bytes", Bytes(p.chosen.text)},
+                       {"top_logprobs", top}});
+  }
+  return {{"content", content}};
+}
+
+// Completions: {tokens, token_logprobs, top_logprobs, text_offset}.
+json CompletionLogprobs(const std::vector<PositionLogprobs>& lps,
+                        size_t offset) {
+  json tokens = json::array(), token_lps = json::array(),
+       tops = json::array(), offsets = json::array();
+  for (const PositionLogprobs& p : lps) {
+    tokens.push_back(SafeText(p.chosen.text));
+    token_lps.push_back(p.chosen.logprob);
+    json top = json::object();
+    for (const TokenLogprob& t : p.top) top[SafeText(t.text)] = t.logprob;
+    tops.push_back(top);
+    offsets.push_back(offset);
+    offset += p.chosen.text.size();
+  }
+  return {{"tokens", tokens},
+          {"token_logprobs", token_lps},
+          {"top_logprobs", tops},
+          {"text_offset", offsets}};
+}
+
+json Envelope(const ResponseMeta& meta, const char* object) {
+  json j = {{"id", meta.id},
+            {"object", object},
+            {"created", meta.created},
+            {"model", meta.model}};
+  if (!meta.system_fingerprint.empty()) {
+    j["system_fingerprint"] = meta.system_fingerprint;
+  }
+  return j;
+}
+
+json Finish(const std::optional<FinishReason>& f) {
+  return f ? json(FinishReasonString(*f)) : json(nullptr);
+}
+
+}  // namespace
+
+std::string FinishReasonString(FinishReason r) {
+  return std::string(FinishReasonName(r));
+}
+
+std::string SseData(const std::string& json_text) {
+  return "data: " + json_text + "\n\n";
+}
+
+std::string CompletionResponseJson(const ResponseMeta& meta,
+                                   const std::vector<ChoiceResult>& choices,
+                                   bool want_logprobs, const Usage& usage) {
+  json j = Envelope(meta, "text_completion");
+  json arr = json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const ChoiceResult& c = choices[i];
+    arr.push_back(
+        {{"index", i},
+         {"text", c.text},
+         {"logprobs", want_logprobs ? CompletionLogprobs(
+                                          c.logprobs, c.logprob_text_start)
+                                    : json(nullptr)},
+         {"finish_reason", Finish(c.finish)}});
+  }
+  j["choices"] = arr;
+  j["usage"] = UsageJson(usage);
+  return Dump(j);
+}
+
+std::string ChatResponseJson(const ResponseMeta& meta,
+                             const std::vector<ChoiceResult>& choices,
+                             bool want_logprobs, const Usage& usage) {
+  json j = Envelope(meta, "chat.completion");
+  json arr = json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const ChoiceResult& c = choices[i];
+    arr.push_back(
+        {{"index", i},
+         {"message", {{"role", "assistant"}, {"content", c.text}}},
+         {"logprobs",
+          want_logprobs ? ChatLogprobs(c.logprobs) : json(nullptr)},
+         {"finish_reason", Finish(c.finish)}});
+  }
+  j["choices"] = arr;
+  j["usage"] = UsageJson(usage);
+  return Dump(j);
+}
+
+std::string ChunkJson(const ResponseMeta& meta, const ChunkPiece& p) {
+  json j = Envelope(meta, meta.chat ? "chat.completion.chunk"
+                                    : "text_completion");
+  json choice = {{"index", p.index}};
+  if (meta.chat) {
+    json delta = json::object();
+    if (p.role) delta["role"] = "assistant";
+    if (!p.text.empty() || p.role) delta["content"] = p.text;
+    choice["delta"] = delta;
+    choice["logprobs"] = p.want_logprobs && !p.logprobs.empty()
+                             ? ChatLogprobs(p.logprobs)
+                             : json(nullptr);
+  } else {
+    choice["text"] = p.text;
+    choice["logprobs"] = p.want_logprobs && !p.logprobs.empty()
+                             ? CompletionLogprobs(p.logprobs, p.text_offset)
+                             : json(nullptr);
+  }
+  choice["finish_reason"] = Finish(p.finish);
+  j["choices"] = json::array({choice});
+  if (p.usage_null) j["usage"] = nullptr;
+  return Dump(j);
+}
+
+std::string UsageChunkJson(const ResponseMeta& meta, const Usage& usage) {
+  json j = Envelope(meta, meta.chat ? "chat.completion.chunk"
+                                    : "text_completion");
+  j["choices"] = json::array();
+  j["usage"] = UsageJson(usage);
+  return Dump(j);
+}
+
+}  // namespace weft::server

@@ -1,0 +1,65 @@
+// Plain structs -> OpenAI response JSON and SSE frames.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/backend.h"
+
+namespace weft::server {
+
+// Identity of one response, shared by all its chunks.
+struct ResponseMeta {
+  std::string id;       // "cmpl-..." or "chatcmpl-..."
+  bool chat = false;    // chat.completion vs text_completion
+  int64_t created = 0;  // unix seconds
+  std::string model;    // served model id
+  std::string system_fingerprint;  // empty: omitted
+};
+
+// Everything generated for one choice (non-streamed response).
+struct ChoiceResult {
+  std::string text;                       // full text (with echo prefix)
+  std::vector<PositionLogprobs> logprobs; // per generated token, if asked
+  size_t logprob_text_start = 0;          // text offset of the first token
+  std::optional<FinishReason> finish;     // set when done
+};
+
+// "data: <json>\n\n".
+std::string SseData(const std::string& json);
+inline constexpr char kSseDone[] = "data: [DONE]\n\n";
+
+// Non-streamed bodies. `want_logprobs`: include the logprobs object.
+std::string CompletionResponseJson(const ResponseMeta& meta,
+                                   const std::vector<ChoiceResult>& choices,
+                                   bool want_logprobs, const Usage& usage);
+std::string ChatResponseJson(const ResponseMeta& meta,
+                             const std::vector<ChoiceResult>& choices,
+                             bool want_logprobs, const Usage& usage);
+
+// One streamed chunk for one choice (JSON, not yet SSE-framed).
+// `text_offset`: offset of this chunk's first token text within the choice
+// (completions logprobs). `role`: chat's first chunk. `usage_null`: emit
+// "usage": null (when stream_options.include_usage is set).
+struct ChunkPiece {
+  int32_t index = 0;                     // choice index
+  std::string text;                      // new text
+  std::vector<PositionLogprobs> logprobs;  // for the tokens in this chunk
+  bool want_logprobs = false;            // emit a logprobs object (or null)
+  size_t text_offset = 0;                // completions text_offset base
+  bool role = false;                     // chat: delta.role = "assistant"
+  std::optional<FinishReason> finish;    // final chunk of the choice
+  bool usage_null = false;               // add "usage": null
+};
+std::string ChunkJson(const ResponseMeta& meta, const ChunkPiece& piece);
+// The usage-only chunk: "choices": [] and "usage": {...}.
+std::string UsageChunkJson(const ResponseMeta& meta, const Usage& usage);
+
+// "stop", "length", "abort", "error" (the OpenAI/vLLM strings).
+std::string FinishReasonString(FinishReason r);
+
+}  // namespace weft::server

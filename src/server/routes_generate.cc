@@ -1,0 +1,355 @@
+// POST /v1/completions and /v1/chat/completions: parse, template, tokenize,
+// check the context, submit to the backend, and turn its events into one
+// JSON response or an SSE stream.
+#include <ctime>
+
+#include "server/openai_request.h"
+#include "server/openai_response.h"
+#include "server/server_state.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace weft::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One prepared prompt.
+struct Prepared {
+  std::vector<int32_t> ids;
+  std::string echo_text;  // for echo (completions)
+  std::string log_text;   // for log_prompts
+};
+
+// One generation request from the client's point of view: one or more
+// backend requests (one per prompt), each with n sequences.
+//
+// Thread safety: after Run(), every method runs on the connection's strand
+// (backend events are posted there). Kept alive by ServerState's registry.
+class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
+ public:
+  GenerationCall(ServerState& s, std::shared_ptr<Exchange> ex,
+                 OpenAiRequest req)
+      : s_(s), ex_(std::move(ex)), req_(std::move(req)) {}
+
+  void Run();
+
+ private:
+  std::optional<ApiError> Prepare(const ModelInfo& info);
+  void Submit();
+  void OnEvent(size_t prompt, GenerateEvent ev);
+  void Complete();
+  void AbortAll();
+  void WriteChunk(const ChunkPiece& p) {
+    ex_->Write(SseData(ChunkJson(meta_, p)));
+  }
+  bool want_logprobs() const { return req_.sampling.logprobs >= 0; }
+
+  ServerState& s_;
+  std::shared_ptr<Exchange> ex_;
+  OpenAiRequest req_;
+  ResponseMeta meta_;
+  std::vector<Prepared> prompts_;
+  int32_t max_tokens_ = 16;
+  std::vector<std::string> backend_ids_;  // submitted so far
+  std::vector<ChoiceResult> choices_;     // prompts * n
+  size_t remaining_ = 0;                  // backend requests not yet `last`
+  Usage usage_;
+  bool failed_ = false;                   // an error response was sent
+  std::optional<std::string> error_;      // a sequence failed
+  bool registered_ = false;
+  Clock::time_point t0_ = Clock::now();
+  std::optional<Clock::time_point> first_token_;
+  Clock::time_point last_token_;
+};
+
+std::optional<ApiError> GenerationCall::Prepare(const ModelInfo& info) {
+  Backend& b = *s_.backend;
+  const char* prompt_param = req_.chat ? "messages" : "prompt";
+  if (req_.chat) {
+    StatusOr<std::string> text = b.ApplyChatTemplate(req_.chat_request);
+    if (!text.ok()) return FromStatus(text.status(), "messages");
+    StatusOr<std::vector<int32_t>> ids = b.Tokenize(*text, false, true);
+    if (!ids.ok()) return FromStatus(ids.status(), "messages");
+    prompts_.push_back({std::move(*ids), "", *text});
+  } else {
+    for (PromptInput& in : req_.prompts) {
+      Prepared p;
+      if (in.text) {
+        StatusOr<std::vector<int32_t>> ids = b.Tokenize(*in.text, true, true);
+        if (!ids.ok()) return FromStatus(ids.status(), "prompt");
+        p.ids = std::move(*ids);
+        p.echo_text = *in.text;
+        p.log_text = *in.text;
+      } else {
+        p.ids = std::move(in.ids);
+        if (req_.echo) {
+          StatusOr<std::string> text = b.Detokenize(p.ids);
+          if (!text.ok()) return FromStatus(text.status(), "prompt");
+          p.echo_text = *text;
+        }
+      }
+      prompts_.push_back(std::move(p));
+    }
+  }
+  const int64_t ctx = info.context_length.value_or(0);
+  for (const Prepared& p : prompts_) {
+    int64_t len = static_cast<int64_t>(p.ids.size());
+    if (len == 0) return BadRequest("the prompt is empty", prompt_param);
+    if (ctx > 0 && len >= ctx) {
+      return BadRequest(
+          StrFormat("This model's maximum context length is %lld tokens. "
+                    "However, your prompt has %lld tokens.",
+                    (long long)ctx, (long long)len),
+          prompt_param);
+    }
+    if (ctx > 0 && req_.max_tokens && len + *req_.max_tokens > ctx) {
+      return BadRequest(
+          StrFormat("This model's maximum context length is %lld tokens. "
+                    "However, you requested %lld tokens (%lld in the prompt, "
+                    "%d in the completion).",
+                    (long long)ctx, (long long)(len + *req_.max_tokens),
+                    (long long)len, *req_.max_tokens),
+          "max_tokens");
+    }
+  }
+  if (req_.max_tokens) {
+    max_tokens_ = *req_.max_tokens;
+  } else {
+    int64_t longest = 0;
+    for (const Prepared& p : prompts_) {
+      longest = std::max<int64_t>(longest, p.ids.size());
+    }
+    int64_t room = ctx > 0 ? ctx - longest : 2048;
+    max_tokens_ = static_cast<int32_t>(
+        req_.chat ? room : std::min<int64_t>(16, room));
+  }
+  return std::nullopt;
+}
+
+void GenerationCall::Run() {
+  Backend& b = *s_.backend;
+  ModelInfo info = b.model_info();
+  meta_.chat = req_.chat;
+  meta_.id = s_.NewId(req_.chat ? "chatcmpl" : "cmpl");
+  meta_.created = static_cast<int64_t>(std::time(nullptr));
+  meta_.model = info.id;
+  if (std::optional<ApiError> e = Prepare(info)) return SendError(s_, *ex_, *e);
+  if (s_.config.max_queue > 0 &&
+      b.Stats().num_waiting >= s_.config.max_queue) {
+    s_.metrics.RecordRejected();
+    return SendError(s_, *ex_,
+                     TooManyRequests("the request queue is full; retry later"));
+  }
+  const size_t n = static_cast<size_t>(req_.n);
+  choices_.resize(prompts_.size() * n);
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    ChoiceResult& c = choices_[i];
+    if (req_.echo && !req_.chat) c.text = prompts_[i / n].echo_text;
+    c.logprob_text_start = c.text.size();
+  }
+  s_.Register(meta_.id, {shared_from_this(), {}});
+  registered_ = true;
+  std::weak_ptr<GenerationCall> weak = weak_from_this();
+  ex_->SetOnClientGone([weak] {
+    if (auto self = weak.lock()) self->AbortAll();
+  });
+  Submit();
+}
+
+void GenerationCall::Submit() {
+  std::weak_ptr<GenerationCall> weak = weak_from_this();
+  for (size_t k = 0; k < prompts_.size(); ++k) {
+    GenerateRequest g;
+    g.request_id = StrFormat("%s-%zu", meta_.id.c_str(), k);
+    g.prompt_ids = prompts_[k].ids;
+    g.sampling = req_.sampling;
+    g.max_tokens = max_tokens_;
+    g.stop = req_.stop;
+    g.stop_token_ids = req_.stop_token_ids;
+    g.ignore_eos = req_.ignore_eos;
+    g.n = req_.n;
+    g.echo = req_.echo;
+    g.priority = req_.priority;
+    std::string backend_id = g.request_id;
+    std::shared_ptr<Gate> gate = s_.gate;
+    Exchange* ex = ex_.get();  // alive while the call is (call owns ex_)
+    EventCallback relay = [gate, weak, ex, k](GenerateEvent ev) {
+      gate->RunIfOpen([&] {
+        std::shared_ptr<GenerationCall> self = weak.lock();
+        if (!self) return;
+        ex->Post([self, k, ev = std::move(ev)]() mutable {
+          self->OnEvent(k, std::move(ev));
+        });
+      });
+    };
+    Status st = s_.backend->Submit(std::move(g), std::move(relay));
+    if (!st.ok()) {
+      failed_ = true;
+      if (st.code() == StatusCode::kResourceExhausted) {
+        s_.metrics.RecordRejected();
+      }
+      SendError(s_, *ex_, FromStatus(st, req_.chat ? "messages" : "prompt"));
+      AbortAll();
+      if (remaining_ == 0) s_.Unregister(meta_.id);
+      return;
+    }
+    backend_ids_.push_back(backend_id);
+    s_.AddBackendId(meta_.id, backend_id);
+    remaining_++;
+  }
+  if (req_.stream) {
+    s_.metrics.RecordHttp(200);
+    ex_->StartStream(200, "text/event-stream");
+    for (size_t i = 0; i < choices_.size(); ++i) {
+      ChunkPiece p;
+      p.index = static_cast<int32_t>(i);
+      p.usage_null = req_.include_usage;
+      if (req_.chat) {
+        p.role = true;
+        WriteChunk(p);
+      } else if (!choices_[i].text.empty()) {  // echo
+        p.text = choices_[i].text;
+        WriteChunk(p);
+      }
+    }
+  }
+}
+
+void GenerationCall::OnEvent(size_t prompt, GenerateEvent ev) {
+  const size_t n = static_cast<size_t>(req_.n);
+  const bool valid = ev.index >= 0 && static_cast<size_t>(ev.index) < n;
+  const size_t idx = prompt * n + (valid ? ev.index : 0);
+  Clock::time_point now = Clock::now();
+  size_t ntok = ev.token_ids.size();
+  if (ntok > 0) {
+    if (!first_token_) {
+      first_token_ = now;
+      s_.metrics.RecordTtft(std::chrono::duration<double>(now - t0_).count());
+    } else {
+      double gap = std::chrono::duration<double>(now - last_token_).count();
+      for (size_t i = 0; i < ntok; ++i) s_.metrics.RecordItl(gap / ntok);
+    }
+    last_token_ = now;
+  }
+  ChoiceResult& c = choices_[idx];
+  const bool streaming = req_.stream && !failed_ && !error_;
+  if (valid && !c.finish && (!ev.text.empty() || !ev.logprobs.empty())) {
+    ChunkPiece p;
+    p.index = static_cast<int32_t>(idx);
+    p.text = ev.text;
+    p.text_offset = c.text.size();
+    p.want_logprobs = want_logprobs();
+    p.usage_null = req_.include_usage;
+    c.text += ev.text;
+    if (want_logprobs()) {
+      c.logprobs.insert(c.logprobs.end(), ev.logprobs.begin(),
+                        ev.logprobs.end());
+      p.logprobs = std::move(ev.logprobs);
+    }
+    if (streaming) WriteChunk(p);
+  }
+  if (valid && ev.finish && !c.finish) {
+    c.finish = *ev.finish;
+    s_.metrics.RecordFinish(*ev.finish);
+    if (*ev.finish == FinishReason::kError) {
+      if (!error_) {
+        error_ = ev.error_message.empty() ? "generation failed"
+                                          : ev.error_message;
+        if (streaming) {
+          ex_->Write(SseData(InternalServerError(*error_).ToJson()));
+        }
+        AbortAll();
+      }
+    } else if (streaming) {
+      ChunkPiece p;
+      p.index = static_cast<int32_t>(idx);
+      p.finish = *ev.finish;
+      p.usage_null = req_.include_usage;
+      WriteChunk(p);
+    }
+  }
+  if (ev.last) {
+    if (ev.usage) {
+      usage_.prompt_tokens += ev.usage->prompt_tokens;
+      usage_.completion_tokens += ev.usage->completion_tokens;
+      usage_.cached_prompt_tokens += ev.usage->cached_prompt_tokens;
+      if (ev.usage->queue_seconds) {
+        s_.metrics.RecordQueueTime(*ev.usage->queue_seconds);
+      }
+    }
+    if (remaining_ > 0 && --remaining_ == 0) Complete();
+  }
+}
+
+void GenerationCall::Complete() {
+  double total = SecondsSince(t0_);
+  Usage for_metrics = usage_;
+  for_metrics.queue_seconds.reset();  // recorded per backend request
+  s_.metrics.RecordRequest(for_metrics, total);
+  if (s_.config.log_requests) {
+    std::string reasons;
+    for (const ChoiceResult& c : choices_) {
+      if (!reasons.empty()) reasons += ",";
+      reasons += c.finish ? FinishReasonString(*c.finish) : "none";
+    }
+    double ttft = first_token_
+        ? std::chrono::duration<double>(*first_token_ - t0_).count() : -1;
+    std::string line = StrFormat(
+        "%s %s tokens_in=%d tokens_out=%d cached=%d ttft_ms=%.1f "
+        "total_ms=%.1f finish=%s%s",
+        meta_.id.c_str(), req_.chat ? "chat" : "completion",
+        usage_.prompt_tokens, usage_.completion_tokens,
+        usage_.cached_prompt_tokens, ttft * 1000, total * 1000,
+        reasons.c_str(), ex_->client_gone() ? " client_gone" : "");
+    if (s_.config.log_prompts) {
+      for (const Prepared& p : prompts_) line += " prompt=\"" + CEscape(p.log_text, 4096) + "\"";
+    }
+    LOG(INFO) << line;
+  }
+  if (!failed_) {
+    if (req_.stream) {
+      if (!error_ && req_.include_usage) {
+        ex_->Write(SseData(UsageChunkJson(meta_, usage_)));
+      }
+      ex_->Write(kSseDone);
+      ex_->End();
+    } else if (error_) {
+      SendError(s_, *ex_, InternalServerError(*error_));
+    } else {
+      std::string body =
+          req_.chat ? ChatResponseJson(meta_, choices_, want_logprobs(), usage_)
+                    : CompletionResponseJson(meta_, choices_, want_logprobs(),
+                                             usage_);
+      SendJson(s_, *ex_, 200, std::move(body));
+    }
+  }
+  if (registered_) s_.Unregister(meta_.id);  // may destroy *this: last
+}
+
+void GenerationCall::AbortAll() {
+  for (const std::string& id : backend_ids_) s_.backend->Abort(id);
+}
+
+}  // namespace
+
+void HandleCompletions(ServerState& s, std::shared_ptr<Exchange> ex,
+                       bool chat) {
+  if (s.draining || s.backend->readiness() != Readiness::kReady) {
+    return SendError(s, *ex,
+                     Unavailable(s.draining ? "the server is shutting down"
+                                            : "the model is not ready"));
+  }
+  ParseLimits limits;
+  limits.max_n = s.config.max_n;
+  limits.vocab_size = s.backend->model_info().vocab_size;
+  const std::string& body = ex->request().body;
+  ApiResult<OpenAiRequest> req = chat ? ParseChatRequest(body, limits)
+                                      : ParseCompletionRequest(body, limits);
+  if (!req.ok()) return SendError(s, *ex, req.error());
+  auto call = std::make_shared<GenerationCall>(s, ex, std::move(req.value()));
+  call->Run();
+}
+
+}  // namespace weft::server

@@ -1,0 +1,30 @@
+// Settings of the HTTP server. Filled by apps/ from flags; nothing here reads
+// the environment.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace weft::server {
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";   // address to bind
+  int port = 8080;                  // 0 = pick an ephemeral port
+  std::string api_key;              // empty = no authentication
+  int io_threads = 2;               // I/O threads (not one per connection)
+  uint64_t max_body_bytes = 4u << 20;     // larger bodies -> 413
+  uint32_t max_header_bytes = 16u << 10;  // larger headers -> 431
+  int max_connections = 4096;       // beyond: 503 and close
+  double header_read_timeout_s = 30.0;  // first request on a connection
+  double idle_timeout_s = 60.0;     // keep-alive wait between requests
+  int max_queue = 256;              // waiting requests before 429; <=0 off
+  int retry_after_s = 1;            // Retry-After header on 429/503
+  int max_n = 16;                   // largest `n` accepted
+  double drain_timeout_s = 30.0;    // default Drain() grace period
+  bool log_requests = true;         // one log line per generation request
+  bool log_prompts = false;         // include prompt text in that line
+  std::string version = "0.0.0";    // reported in effective-config
+  std::string build_commit = "unknown";  // reported in effective-config
+};
+
+}  // namespace weft::server

@@ -1,0 +1,134 @@
+#include "server/server_metrics.h"
+
+namespace weft::server {
+
+namespace {
+
+// Buckets as in vLLM.
+const std::vector<double> kTtftBuckets = {
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
+    1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
+const std::vector<double> kItlBuckets = {
+    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
+    0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
+const std::vector<double> kLatencyBuckets = {
+    0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,    10.0,  15.0, 20.0,
+    30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+
+}  // namespace
+
+Labels ServerMetrics::Model(Labels extra) const {
+  extra["model_name"] = model_name_;
+  return extra;
+}
+
+ServerMetrics::ServerMetrics(const std::string& model_name)
+    : model_name_(model_name) {
+  MetricsRegistry& r = registry_;
+  // Registration order = exposition order.
+  r.GetGauge("vllm:num_requests_running",
+             "Number of requests in model execution batches.", Model());
+  r.GetGauge("vllm:num_requests_waiting",
+             "Number of requests waiting to be processed.", Model());
+  r.GetGauge("vllm:kv_cache_usage_perc",
+             "KV-cache usage. 1 means 100 percent usage.", Model());
+  r.GetCounter("vllm:prefix_cache_queries_total",
+               "Prefix cache queries, in terms of number of queried tokens.",
+               Model());
+  r.GetCounter("vllm:prefix_cache_hits_total",
+               "Prefix cache hits, in terms of number of cached tokens.",
+               Model());
+  prompt_tokens_ = r.GetCounter("vllm:prompt_tokens_total",
+                                "Number of prefill tokens processed.", Model());
+  generation_tokens_ =
+      r.GetCounter("vllm:generation_tokens_total",
+                   "Number of generation tokens processed.", Model());
+  for (const char* reason : {"stop", "length", "abort", "error"}) {
+    r.GetCounter("vllm:request_success_total",
+                 "Count of finished sequences by finish reason.",
+                 Model({{"finished_reason", reason}}));
+  }
+  ttft_ = r.GetHistogram("vllm:time_to_first_token_seconds",
+                         "Histogram of time to first token in seconds.",
+                         kTtftBuckets, Model());
+  itl_ = r.GetHistogram("vllm:inter_token_latency_seconds",
+                        "Histogram of inter-token latency in seconds.",
+                        kItlBuckets, Model());
+  e2e_ = r.GetHistogram("vllm:e2e_request_latency_seconds",
+                        "Histogram of end to end request latency in seconds.",
+                        kLatencyBuckets, Model());
+  queue_ = r.GetHistogram("vllm:request_queue_time_seconds",
+                          "Histogram of time spent waiting in the queue.",
+                          kLatencyBuckets, Model());
+  r.GetCounter("weft_engine_steps_total", "Engine passes (forward steps) run.");
+  r.GetCounter("weft_engine_step_tokens_total",
+               "Tokens processed by engine passes.");
+  r.GetCounter("weft_engine_step_token_budget_total",
+               "Token budget offered to engine passes (use = tokens/budget).");
+  r.GetCounter("weft_preemptions_total", "Sequences preempted by the engine.");
+  r.GetCounter("weft_aborts_total", "Requests aborted in the engine.");
+  r.GetCounter("weft_admission_rejections_total",
+               "Requests refused by the engine's admission control.");
+  rejected_ = r.GetCounter("weft_http_queue_full_total",
+                           "Requests refused by the server with 429.");
+  r.GetGauge("weft_open_connections", "Open HTTP connections.");
+  r.GetGauge("weft_kv_blocks_total", "KV cache blocks in the pool.");
+  r.GetGauge("weft_kv_blocks_used", "KV cache blocks referenced by sequences.");
+  r.GetGauge("weft_kv_blocks_cached",
+             "Free KV cache blocks that still hold a reusable prefix.");
+}
+
+void ServerMetrics::RecordFinish(FinishReason reason) {
+  registry_
+      .GetCounter("vllm:request_success_total",
+                  "Count of finished sequences by finish reason.",
+                  Model({{"finished_reason",
+                          std::string(FinishReasonName(reason))}}))
+      ->Inc();
+}
+
+void ServerMetrics::RecordRequest(const Usage& usage, double e2e_s) {
+  prompt_tokens_->Inc(usage.prompt_tokens);
+  generation_tokens_->Inc(usage.completion_tokens);
+  e2e_->Observe(e2e_s);
+  if (usage.queue_seconds) queue_->Observe(*usage.queue_seconds);
+}
+
+void ServerMetrics::RecordHttp(int status) {
+  registry_
+      .GetCounter("weft_http_responses_total",
+                  "HTTP responses by status code.",
+                  {{"code", std::to_string(status)}})
+      ->Inc();
+}
+
+std::string ServerMetrics::Render(const BackendStats& s,
+                                  int64_t open_connections) {
+  MetricsRegistry& r = registry_;
+  r.GetGauge("vllm:num_requests_running", "", Model())->Set(s.num_running);
+  r.GetGauge("vllm:num_requests_waiting", "", Model())->Set(s.num_waiting);
+  double usage = 0;
+  if (s.kv_blocks_total && *s.kv_blocks_total > 0 && s.kv_blocks_used) {
+    usage = static_cast<double>(*s.kv_blocks_used) / *s.kv_blocks_total;
+  }
+  r.GetGauge("vllm:kv_cache_usage_perc", "", Model())->Set(usage);
+  r.GetCounter("vllm:prefix_cache_queries_total", "", Model())
+      ->Set(s.prefix_cache_queries);
+  r.GetCounter("vllm:prefix_cache_hits_total", "", Model())
+      ->Set(s.prefix_cache_hits);
+  r.GetCounter("weft_engine_steps_total", "")->Set(s.steps);
+  r.GetCounter("weft_engine_step_tokens_total", "")->Set(s.step_tokens);
+  r.GetCounter("weft_engine_step_token_budget_total", "")
+      ->Set(s.step_token_budget);
+  r.GetCounter("weft_preemptions_total", "")->Set(s.preemptions);
+  r.GetCounter("weft_aborts_total", "")->Set(s.aborts);
+  r.GetCounter("weft_admission_rejections_total", "")
+      ->Set(s.admission_rejections);
+  r.GetGauge("weft_open_connections", "")->Set(open_connections);
+  r.GetGauge("weft_kv_blocks_total", "")->Set(s.kv_blocks_total.value_or(0));
+  r.GetGauge("weft_kv_blocks_used", "")->Set(s.kv_blocks_used.value_or(0));
+  r.GetGauge("weft_kv_blocks_cached", "")->Set(s.kv_blocks_cached.value_or(0));
+  return r.Render();
+}
+
+}  // namespace weft::server

@@ -1,0 +1,106 @@
+// Internal: state shared by the route handlers of one Server.
+//
+// Thread safety: config/backend/start times are immutable after
+// construction; `calls` is guarded by calls_mu; `gate` by its own mutex;
+// metrics are thread-safe; the rest are atomics.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "server/api_error.h"
+#include "server/backend.h"
+#include "server/http_exchange.h"
+#include "server/server_config.h"
+#include "server/server_metrics.h"
+
+namespace weft::server {
+
+class HttpServer;
+
+// Lets backend threads post into the I/O layer only while it runs.
+// Shared by reference count so that late callbacks find it closed, never
+// dangling.
+class Gate {
+ public:
+  // Runs fn() under the gate's lock unless closed.
+  bool RunIfOpen(const std::function<void()>& fn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!open_) return false;
+    fn();
+    return true;
+  }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = false;
+  }
+
+ private:
+  std::mutex mu_;
+  bool open_ = true;
+};
+
+struct ServerState {
+  ServerState(ServerConfig c, Backend* b);
+
+  // "cmpl-<24 hex>" style ids.
+  std::string NewId(const char* prefix);
+
+  // In-flight generation requests, kept alive here until their backend
+  // requests all ended.
+  struct CallEntry {
+    std::shared_ptr<void> call;
+    std::vector<std::string> backend_ids;
+  };
+  void Register(const std::string& id, CallEntry entry);
+  void AddBackendId(const std::string& id, const std::string& backend_id);
+  void Unregister(const std::string& id);
+  // Drops every call (after the I/O threads stopped).
+  void ClearCalls();
+  size_t InFlight();
+  // Waits until no call is in flight or the deadline passes.
+  bool WaitIdle(std::chrono::steady_clock::time_point deadline);
+  // Aborts every backend request of every call.
+  void AbortAll();
+
+  const ServerConfig config;
+  Backend* const backend;
+  ServerMetrics metrics;
+  std::shared_ptr<Gate> gate = std::make_shared<Gate>();
+  HttpServer* http = nullptr;  // set by Server::Start
+  std::atomic<bool> draining{false};
+  const int64_t start_unix;
+  const std::chrono::steady_clock::time_point start;
+
+ private:
+  std::mutex calls_mu_;
+  std::condition_variable calls_cv_;
+  std::map<std::string, CallEntry> calls_;
+  std::atomic<uint64_t> counter_{0};
+  uint64_t salt_ = 0;
+};
+
+// Helpers shared by the routes (server_routes.cc).
+void SendJson(ServerState& s, Exchange& ex, int status, std::string body);
+void SendError(ServerState& s, Exchange& ex, const ApiError& e);
+double SecondsSince(std::chrono::steady_clock::time_point t);
+
+// Route handlers; each runs on the connection's strand.
+void HandleCompletions(ServerState& s, std::shared_ptr<Exchange> ex,
+                       bool chat);
+void HandleModels(ServerState& s, Exchange& ex);
+void HandleHealth(ServerState& s, Exchange& ex, bool readiness);
+void HandleLive(ServerState& s, Exchange& ex);
+void HandleTokenize(ServerState& s, Exchange& ex);
+void HandleDetokenize(ServerState& s, Exchange& ex);
+void HandleMetrics(ServerState& s, Exchange& ex);
+void HandleEffectiveConfig(ServerState& s, Exchange& ex);
+
+}  // namespace weft::server
