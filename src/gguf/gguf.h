@@ -4,8 +4,12 @@
 // The parser is defensive: on any byte string it returns a Status naming the
 // file, the byte offset and what is wrong (bad magic, unsupported version,
 // truncation, lengths past the end, out-of-range or overlapping tensors,
-// unknown tensor types, overflowing dimensions). It never allocates more than
-// a bounded multiple of the file size.
+// unknown tensor types, overflowing dimensions, duplicate keys or tensor
+// names, array nesting deeper than 8). Every count is bounded by the bytes
+// left before anything is reserved, so memory stays a bounded multiple of the
+// file size (at most one 40-byte Value per encoded byte of metadata).
+// Versions 2 and 3 (identical little-endian layout) are read; version 1 and
+// big-endian files are rejected.
 //
 // Thread safety: immutable after Open(); safe to share between threads.
 // Invariant: every TensorInfo::data points inside the mapping and

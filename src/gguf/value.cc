@@ -1,0 +1,162 @@
+#include "gguf/value.h"
+
+#include <cstring>
+#include <limits>
+
+#include "util/check.h"
+#include "util/strings.h"
+
+namespace weft::gguf {
+
+std::string_view ValueTypeName(ValueType t) {
+  switch (t) {
+    case ValueType::kUint8: return "uint8";
+    case ValueType::kInt8: return "int8";
+    case ValueType::kUint16: return "uint16";
+    case ValueType::kInt16: return "int16";
+    case ValueType::kUint32: return "uint32";
+    case ValueType::kInt32: return "int32";
+    case ValueType::kFloat32: return "float32";
+    case ValueType::kBool: return "bool";
+    case ValueType::kString: return "string";
+    case ValueType::kArray: return "array";
+    case ValueType::kUint64: return "uint64";
+    case ValueType::kInt64: return "int64";
+    case ValueType::kFloat64: return "float64";
+  }
+  return "unknown";
+}
+
+bool Value::is_integer() const {
+  switch (type()) {
+    case ValueType::kUint8:
+    case ValueType::kInt8:
+    case ValueType::kUint16:
+    case ValueType::kInt16:
+    case ValueType::kUint32:
+    case ValueType::kInt32:
+    case ValueType::kUint64:
+    case ValueType::kInt64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool Value::is_float() const {
+  return type() == ValueType::kFloat32 || type() == ValueType::kFloat64;
+}
+
+int64_t Value::AsInt64() const {
+  return std::visit(
+      [](const auto& x) -> int64_t {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          return static_cast<int64_t>(x);
+        } else {
+          CHECK(false) << "AsInt64 on a non-integer GGUF value";
+          return 0;
+        }
+      },
+      v_);
+}
+
+uint64_t Value::AsUint64() const {
+  return std::visit(
+      [](const auto& x) -> uint64_t {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          return static_cast<uint64_t>(x);
+        } else {
+          CHECK(false) << "AsUint64 on a non-integer GGUF value";
+          return 0;
+        }
+      },
+      v_);
+}
+
+double Value::AsDouble() const {
+  return std::visit(
+      [](const auto& x) -> double {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+          return static_cast<double>(x);
+        } else {
+          CHECK(false) << "AsDouble on a non-numeric GGUF value";
+          return 0;
+        }
+      },
+      v_);
+}
+
+std::string Value::DebugString(size_t max_items) const {
+  switch (type()) {
+    case ValueType::kString: {
+      std::string out(1, '"');
+      out.append(CEscape(str(), 80));
+      out.push_back('"');
+      return out;
+    }
+    case ValueType::kBool:
+      return std::get<bool>(v_) ? "true" : "false";
+    case ValueType::kFloat32:
+      return StrFormat("%.9g", static_cast<double>(std::get<float>(v_)));
+    case ValueType::kFloat64:
+      return StrFormat("%.17g", std::get<double>(v_));
+    case ValueType::kUint64:
+      return StrFormat("%llu", static_cast<unsigned long long>(AsUint64()));
+    case ValueType::kArray: {
+      const Array& a = array();
+      if (a.items.size() > max_items) {
+        return StrFormat("[%zu x %s]", a.items.size(),
+                         std::string(ValueTypeName(a.elem_type)).c_str());
+      }
+      std::string out = "[";
+      for (size_t i = 0; i < a.items.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += a.items[i].DebugString(max_items);
+      }
+      return out + "]";
+    }
+    default:
+      return StrFormat("%lld", static_cast<long long>(AsInt64()));
+  }
+}
+
+namespace {
+
+// Floats compare by bit pattern so that NaN payloads round-trip equal.
+template <typename F>
+bool SameBits(F a, F b) {
+  return std::memcmp(&a, &b, sizeof(F)) == 0;
+}
+
+}  // namespace
+
+bool operator==(const Value& a, const Value& b) {
+  if (a.type() != b.type()) return false;
+  switch (a.type()) {
+    case ValueType::kFloat32:
+      return SameBits(std::get<float>(a.storage()),
+                      std::get<float>(b.storage()));
+    case ValueType::kFloat64:
+      return SameBits(std::get<double>(a.storage()),
+                      std::get<double>(b.storage()));
+    case ValueType::kArray:
+      return a.array() == b.array();
+    default:
+      return a.storage() == b.storage();
+  }
+}
+
+bool operator==(const Array& a, const Array& b) {
+  if (a.elem_type != b.elem_type || a.items.size() != b.items.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.items.size(); ++i) {
+    if (!(a.items[i] == b.items[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace weft::gguf
