@@ -1,0 +1,397 @@
+// `weft make-model`: writes a synthetic GGUF model with random weights in
+// the tensor layout llama.cpp expects for the llama, qwen2 or gemma3
+// architecture, with the whole vocabulary (every tokenizer.* key) copied
+// from another GGUF, so that it tokenizes like the real model and can be
+// used for benchmarks and tests that need a particular shape.
+//
+// Weights are deterministic in --seed and independent of the thread count:
+// element i of tensor T is a function of (seed, name of T, i) only.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/command.h"
+#include "apps/flags.h"
+#include "gguf/gguf.h"
+#include "gguf/writer.h"
+#include "tensor/quant.h"
+#include "tensor/types.h"
+#include "util/strings.h"
+
+namespace weft::apps {
+namespace {
+
+// The hyper-parameters of the model to write.
+struct ModelShape {
+  std::string arch;              // llama | qwen2 | gemma3
+  int64_t dim = 0;               // embedding length
+  int64_t layers = 0;            // transformer blocks
+  int64_t heads = 0;             // query heads
+  int64_t kv_heads = 0;          // key/value heads (GQA when < heads)
+  int64_t ffn = 0;               // feed-forward hidden size
+  int64_t head_dim = 0;          // per-head size of q/k/v
+  int64_t ctx = 4096;            // context_length
+  int64_t vocab = 0;             // from the vocabulary file
+  int64_t sliding_window = 512;  // gemma3 only
+  double eps = 1e-5;             // RMS norm epsilon
+  double rope_base = 10000;      // rope.freq_base
+  bool tied = false;             // no output.weight: reuse token_embd
+};
+
+enum class Init { kWeight, kNorm, kBias };
+
+struct TensorSpec {
+  std::string name;
+  std::vector<uint64_t> dims;  // ggml order: dims[0] is the row length
+  Init init;
+};
+
+// Tensor names and shapes as llama.cpp's loader wants them per architecture.
+std::vector<TensorSpec> BuildSpecs(const ModelShape& s) {
+  const uint64_t dim = s.dim, ffn = s.ffn, vocab = s.vocab;
+  const uint64_t q_dim = s.heads * s.head_dim, kv_dim = s.kv_heads * s.head_dim;
+  std::vector<TensorSpec> specs;
+  specs.push_back({"token_embd.weight", {dim, vocab}, Init::kWeight});
+  for (int64_t l = 0; l < s.layers; ++l) {
+    const std::string p = StrFormat("blk.%lld.", static_cast<long long>(l));
+    specs.push_back({p + "attn_norm.weight", {dim}, Init::kNorm});
+    specs.push_back({p + "attn_q.weight", {dim, q_dim}, Init::kWeight});
+    specs.push_back({p + "attn_k.weight", {dim, kv_dim}, Init::kWeight});
+    specs.push_back({p + "attn_v.weight", {dim, kv_dim}, Init::kWeight});
+    if (s.arch == "qwen2") {
+      specs.push_back({p + "attn_q.bias", {q_dim}, Init::kBias});
+      specs.push_back({p + "attn_k.bias", {kv_dim}, Init::kBias});
+      specs.push_back({p + "attn_v.bias", {kv_dim}, Init::kBias});
+    }
+    if (s.arch == "gemma3") {
+      specs.push_back({p + "attn_q_norm.weight",
+                       {static_cast<uint64_t>(s.head_dim)},
+                       Init::kNorm});
+      specs.push_back({p + "attn_k_norm.weight",
+                       {static_cast<uint64_t>(s.head_dim)},
+                       Init::kNorm});
+    }
+    specs.push_back({p + "attn_output.weight", {q_dim, dim}, Init::kWeight});
+    if (s.arch == "gemma3") {
+      specs.push_back({p + "post_attention_norm.weight", {dim}, Init::kNorm});
+    }
+    specs.push_back({p + "ffn_norm.weight", {dim}, Init::kNorm});
+    specs.push_back({p + "ffn_gate.weight", {dim, ffn}, Init::kWeight});
+    specs.push_back({p + "ffn_up.weight", {dim, ffn}, Init::kWeight});
+    specs.push_back({p + "ffn_down.weight", {ffn, dim}, Init::kWeight});
+    if (s.arch == "gemma3") {
+      specs.push_back({p + "post_ffw_norm.weight", {dim}, Init::kNorm});
+    }
+  }
+  specs.push_back({"output_norm.weight", {dim}, Init::kNorm});
+  if (!s.tied) specs.push_back({"output.weight", {dim, vocab}, Init::kWeight});
+  return specs;
+}
+
+// llama.cpp's `enum llama_ftype` for a file whose weights are all `type`.
+uint32_t FileType(GgmlType type) {
+  switch (type) {
+    case GgmlType::kF32:
+      return 0;
+    case GgmlType::kF16:
+      return 1;
+    case GgmlType::kQ4_0:
+      return 2;
+    case GgmlType::kQ4_1:
+      return 3;
+    case GgmlType::kQ8_0:
+      return 7;
+    case GgmlType::kQ5_0:
+      return 8;
+    case GgmlType::kQ5_1:
+      return 9;
+    case GgmlType::kQ2_K:
+      return 10;
+    case GgmlType::kQ3_K:
+      return 11;  // Q3_K_S
+    case GgmlType::kQ4_K:
+      return 14;  // Q4_K_S
+    case GgmlType::kQ5_K:
+      return 16;  // Q5_K_S
+    case GgmlType::kQ6_K:
+      return 18;
+    case GgmlType::kBF16:
+      return 32;
+    default:
+      return 0;
+  }
+}
+
+bool IsWeightType(GgmlType t) {
+  return t == GgmlType::kF32 || FileType(t) != 0;
+}
+
+// The type of a matrix whose rows have `cols` elements: the requested one,
+// or for rows it cannot hold a fallback (Q8_0, else F16), as llama.cpp's
+// quantizer does.
+GgmlType MatrixType(GgmlType want, uint64_t cols) {
+  if (cols % TypeTraits(want).block_size == 0) return want;
+  if (cols % 32 == 0) return GgmlType::kQ8_0;
+  return GgmlType::kF16;
+}
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t HashName(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+// Mean 0, variance 1: the sum of four 16-bit uniforms (Irwin-Hall), which
+// is bell-shaped and bounded (|x| < 3.47), so activations stay finite.
+float NormalIsh(uint64_t h) {
+  float s = 0;
+  for (int i = 0; i < 4; ++i) s += static_cast<float>((h >> (16 * i)) & 0xffff);
+  return (s / 65536.0f - 2.0f) * 1.7320508f;
+}
+
+// Generates and encodes one tensor, rows spread over `threads` threads.
+StatusOr<std::vector<uint8_t>> MakeTensor(const TensorSpec& spec, GgmlType type,
+                                          uint64_t seed, double std_dev,
+                                          int threads) {
+  const uint64_t cols = spec.dims[0];
+  uint64_t rows = 1;
+  for (size_t i = 1; i < spec.dims.size(); ++i) rows *= spec.dims[i];
+  ASSIGN_OR_RETURN(uint64_t row_bytes, RowBytes(type, cols));
+  std::vector<uint8_t> out(rows * row_bytes);
+  const uint64_t tensor_seed = SplitMix64(seed ^ HashName(spec.name));
+  const float center = spec.init == Init::kNorm ? 1.0f : 0.0f;
+  const float scale =
+      spec.init == Init::kNorm ? 0.01f : static_cast<float>(std_dev);
+  std::vector<Status> errors(threads);
+  auto work = [&](int t) {
+    std::vector<float> row(cols);
+    const uint64_t begin = rows * t / threads, end = rows * (t + 1) / threads;
+    for (uint64_t r = begin; r < end; ++r) {
+      for (uint64_t c = 0; c < cols; ++c) {
+        const uint64_t h = SplitMix64(tensor_seed + r * cols + c);
+        row[c] = center + scale * NormalIsh(h);
+      }
+      Status s = QuantizeRow(type, row.data(), out.data() + r * row_bytes,
+                             static_cast<int64_t>(cols));
+      if (!s.ok()) {
+        errors[t] = s;
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (auto& th : pool) th.join();
+  for (const Status& s : errors) RETURN_IF_ERROR(s);
+  return out;
+}
+
+void SetArchMetadata(const ModelShape& s, GgmlType type,
+                     const std::string& name, gguf::GgufWriter* w) {
+  const std::string a = s.arch + ".";
+  w->SetString("general.architecture", s.arch);
+  w->SetString("general.name", name);
+  w->SetUint32("general.file_type", FileType(type));
+  w->SetUint32("general.quantization_version", 2);
+  w->SetUint32(a + "context_length", static_cast<uint32_t>(s.ctx));
+  w->SetUint32(a + "embedding_length", static_cast<uint32_t>(s.dim));
+  w->SetUint32(a + "block_count", static_cast<uint32_t>(s.layers));
+  w->SetUint32(a + "feed_forward_length", static_cast<uint32_t>(s.ffn));
+  w->SetUint32(a + "attention.head_count", static_cast<uint32_t>(s.heads));
+  w->SetUint32(a + "attention.head_count_kv",
+               static_cast<uint32_t>(s.kv_heads));
+  w->SetUint32(a + "attention.key_length", static_cast<uint32_t>(s.head_dim));
+  w->SetUint32(a + "attention.value_length", static_cast<uint32_t>(s.head_dim));
+  w->SetFloat32(a + "attention.layer_norm_rms_epsilon",
+                static_cast<float>(s.eps));
+  w->SetFloat32(a + "rope.freq_base", static_cast<float>(s.rope_base));
+  w->SetUint32(a + "rope.dimension_count", static_cast<uint32_t>(s.head_dim));
+  w->SetUint32(a + "vocab_size", static_cast<uint32_t>(s.vocab));
+  if (s.arch == "gemma3") {
+    w->SetUint32(a + "attention.sliding_window",
+                 static_cast<uint32_t>(s.sliding_window));
+  }
+}
+
+// Checks the flags; returns an empty string when they make a model.
+std::string ValidateShape(const ModelShape& s) {
+  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "gemma3") {
+    return "--arch must be llama, qwen2 or gemma3, not '" + s.arch + "'";
+  }
+  constexpr int64_t kMaxDim = 1 << 20;
+  const struct {
+    const char* name;
+    int64_t v;
+  } dims[] = {{"--dim", s.dim},     {"--layers", s.layers},
+              {"--heads", s.heads}, {"--kv-heads", s.kv_heads},
+              {"--ffn", s.ffn},     {"--head-dim", s.head_dim},
+              {"--ctx", s.ctx}};
+  for (const auto& d : dims) {
+    if (d.v <= 0 || d.v > kMaxDim) {
+      return StrFormat("%s must be in [1, %lld] (got %lld)", d.name,
+                       static_cast<long long>(kMaxDim),
+                       static_cast<long long>(d.v));
+    }
+  }
+  if (s.heads % s.kv_heads != 0)
+    return "--heads must be a multiple of --kv-heads";
+  if (s.layers > 4096) return "--layers must be at most 4096";
+  if (s.head_dim % 2 != 0) return "the head dimension must be even (rope)";
+  const double params =
+      static_cast<double>(s.vocab) * s.dim * (s.tied ? 1 : 2) +
+      static_cast<double>(s.layers) *
+          (s.dim * s.head_dim * (2.0 * s.heads + 2.0 * s.kv_heads) +
+           3.0 * s.dim * s.ffn);
+  if (params > 2e11)
+    return StrFormat("model too large (%.3g parameters)", params);
+  return "";
+}
+
+int RunMakeModel(int argc, char** argv) {
+  FlagSet flags(
+      "weft make-model --arch A --dim N --layers N --heads N --kv-heads N "
+      "--ffn N --vocab-from VOCAB.gguf --type T -o OUT.gguf",
+      "Write a synthetic model with random weights (llama, qwen2 or gemma3 "
+      "layout) and the vocabulary of another GGUF. 1-D tensors are F32; "
+      "matrices whose rows do not fit the type's block fall back to q8_0 or "
+      "f16. llama and qwen2 get an untied output.weight by default, gemma3 "
+      "ties it to token_embd (as the real models do).");
+  ModelShape s;
+  std::string vocab_path, out_path, type_name = "q8_0", name;
+  int64_t seed = 1, threads = 0;
+  double std_dev = 0.02, eps = 0, rope_base = 0;
+  bool tied = false;
+  flags.String("arch", &s.arch, "llama | qwen2 | gemma3");
+  flags.Int("dim", &s.dim, "embedding length");
+  flags.Int("layers", &s.layers, "number of blocks");
+  flags.Int("heads", &s.heads, "attention (query) heads");
+  flags.Int("kv-heads", &s.kv_heads, "key/value heads (0: same as --heads)");
+  flags.Int("ffn", &s.ffn, "feed-forward hidden size");
+  flags.Int("head-dim", &s.head_dim, "per-head size (0: dim / heads)");
+  flags.Int("ctx", &s.ctx, "context_length");
+  flags.Int("sliding-window", &s.sliding_window, "gemma3 sliding window");
+  flags.String("vocab-from", &vocab_path,
+               "GGUF whose tokenizer.* keys to copy");
+  flags.String("type", &type_name,
+               "weight type: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k "
+               "q4_k q5_k q6_k");
+  flags.Int("seed", &seed, "random seed");
+  flags.Double("std", &std_dev, "standard deviation of weight matrices");
+  flags.Double("eps", &eps,
+               "RMS norm epsilon (0: 1e-5 for llama, 1e-6 otherwise)");
+  flags.Double("rope-base", &rope_base,
+               "rope.freq_base (0: 1e4 for llama, 1e6 otherwise)");
+  flags.Bool("tie-embeddings", &tied,
+             "omit output.weight; unset: tied for gemma3 only");
+  flags.String("name", &name, "general.name (empty: synthetic-ARCH)");
+  flags.Int("threads", &threads, "quantization threads (0: all cores)");
+  flags.String("output", &out_path, "output GGUF path", 'o');
+  std::vector<std::string> args;
+  if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
+  auto usage_error = [](const std::string& msg) {
+    std::fprintf(stderr, "make-model: %s\n", msg.c_str());
+    return 2;
+  };
+  if (!args.empty())
+    return usage_error("unexpected argument '" + args[0] + "'");
+  if (out_path.empty()) return usage_error("-o OUT.gguf is required");
+  if (vocab_path.empty()) return usage_error("--vocab-from is required");
+  std::optional<GgmlType> type = ParseTypeName(type_name);
+  if (!type || !IsWeightType(*type) || !CanQuantize(*type)) {
+    return usage_error("unsupported --type '" + type_name + "'");
+  }
+  if (s.kv_heads == 0) s.kv_heads = s.heads;
+  if (s.head_dim == 0 && s.heads > 0) {
+    if (s.dim % s.heads != 0)
+      return usage_error(
+          "--dim must be a multiple of --heads (or give --head-dim)");
+    s.head_dim = s.dim / s.heads;
+  }
+  s.tied = flags.WasSet("tie-embeddings") ? tied : s.arch == "gemma3";
+  const bool llama = s.arch == "llama";
+  s.eps = eps != 0 ? eps : (llama ? 1e-5 : 1e-6);
+  s.rope_base = rope_base != 0 ? rope_base : (llama ? 1e4 : 1e6);
+  if (!(s.eps > 0) || !(s.rope_base > 0) || !(std_dev > 0) || std_dev > 10) {
+    return usage_error(
+        "--eps, --rope-base and --std must be positive (std <= 10)");
+  }
+  if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<int64_t>(threads, 256);
+
+  auto vocab_file = gguf::GgufFile::Open(vocab_path);
+  if (!vocab_file.ok()) return usage_error(vocab_file.status().ToString());
+  const gguf::GgufFile& vf = *vocab_file.value();
+  auto tokens = vf.GetArray("tokenizer.ggml.tokens");
+  if (!tokens.ok() || tokens.value()->items.empty()) {
+    return usage_error(vocab_path + " has no tokenizer.ggml.tokens");
+  }
+  s.vocab = static_cast<int64_t>(tokens.value()->items.size());
+  if (std::string err = ValidateShape(s); !err.empty()) return usage_error(err);
+
+  const auto start = std::chrono::steady_clock::now();
+  gguf::GgufWriter writer;
+  SetArchMetadata(s, *type, name.empty() ? "synthetic-" + s.arch : name,
+                  &writer);
+  for (const gguf::MetadataEntry& e : vf.metadata()) {
+    if (e.key.rfind("tokenizer.", 0) == 0) writer.Set(e.key, e.value);
+  }
+  uint64_t params = 0;
+  for (const TensorSpec& spec : BuildSpecs(s)) {
+    const GgmlType t = spec.dims.size() == 1 ? GgmlType::kF32
+                                             : MatrixType(*type, spec.dims[0]);
+    auto data = MakeTensor(spec, t, static_cast<uint64_t>(seed), std_dev,
+                           static_cast<int>(threads));
+    if (!data.ok()) {
+      std::fprintf(stderr, "make-model: %s: %s\n", spec.name.c_str(),
+                   data.status().ToString().c_str());
+      return 1;
+    }
+    uint64_t n = 1;
+    for (uint64_t d : spec.dims) n *= d;
+    params += n;
+    if (Status st = writer.AddTensor(spec.name, t, spec.dims, data.value());
+        !st.ok()) {
+      std::fprintf(stderr, "make-model: %s\n", st.ToString().c_str());
+      return 1;
+    }
+    if (t != *type && spec.dims.size() > 1) {
+      std::fprintf(
+          stderr, "make-model: %s rows of %llu do not fit %s; using %s\n",
+          spec.name.c_str(), static_cast<unsigned long long>(spec.dims[0]),
+          std::string(TypeName(*type)).c_str(),
+          std::string(TypeName(t)).c_str());
+    }
+  }
+  if (Status st = writer.WriteFile(out_path); !st.ok()) {
+    std::fprintf(stderr, "make-model: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::printf("wrote %s: %s, %s, %.3g params, vocab %lld, %.1f s\n",
+              out_path.c_str(), s.arch.c_str(),
+              std::string(TypeName(*type)).c_str(), static_cast<double>(params),
+              static_cast<long long>(s.vocab), secs);
+  return 0;
+}
+
+}  // namespace
+
+WEFT_COMMAND("make-model", "write a synthetic random-weight model",
+             RunMakeModel);
+
+}  // namespace weft::apps

@@ -1,0 +1,130 @@
+// Packed block layouts of ggml's quantized weight formats, byte for byte as
+// they sit in GGUF files (little-endian, no padding). Each struct's size is
+// checked against the type table in types.cc.
+//
+// Thread safety: plain data.
+#pragma once
+
+#include <cstdint>
+
+namespace weft {
+
+inline constexpr int kQK4_0 = 32;
+inline constexpr int kQK4_1 = 32;
+inline constexpr int kQK5_0 = 32;
+inline constexpr int kQK5_1 = 32;
+inline constexpr int kQK8_0 = 32;
+inline constexpr int kQK8_1 = 32;
+inline constexpr int kQK_K = 256;  // super-block of the K-quants
+inline constexpr int kKScaleSize = 12;
+
+// IEEE half, stored as its bits.
+using Fp16Bits = uint16_t;
+
+// x[i] = d * (q[i] - 8); element j in the low nibble of qs[j], element j+16
+// in the high nibble.
+struct BlockQ4_0 {
+  Fp16Bits d;
+  uint8_t qs[kQK4_0 / 2];
+};
+
+// x[i] = d * q[i] + m.
+struct BlockQ4_1 {
+  Fp16Bits d;
+  Fp16Bits m;
+  uint8_t qs[kQK4_1 / 2];
+};
+
+// x[i] = d * (q[i] - 16); bit 4 of element j is bit j of qh.
+struct BlockQ5_0 {
+  Fp16Bits d;
+  uint8_t qh[4];
+  uint8_t qs[kQK5_0 / 2];
+};
+
+// x[i] = d * q[i] + m.
+struct BlockQ5_1 {
+  Fp16Bits d;
+  Fp16Bits m;
+  uint8_t qh[4];
+  uint8_t qs[kQK5_1 / 2];
+};
+
+// x[i] = d * qs[i].
+struct BlockQ8_0 {
+  Fp16Bits d;
+  int8_t qs[kQK8_0];
+};
+
+// x[i] = d * qs[i]; s = d * sum(qs) (used by dot products).
+struct BlockQ8_1 {
+  Fp16Bits d;
+  Fp16Bits s;
+  int8_t qs[kQK8_1];
+};
+
+// 16 groups of 16: x = d * (scales & 0xF) * q - dmin * (scales >> 4),
+// 2-bit q.
+struct BlockQ2_K {
+  uint8_t scales[kQK_K / 16];
+  uint8_t qs[kQK_K / 4];
+  Fp16Bits d;
+  Fp16Bits dmin;
+};
+
+// 16 groups of 16: x = d * (scale6 - 32) * (q2 - (hmask bit ? 0 : 4)).
+struct BlockQ3_K {
+  uint8_t hmask[kQK_K / 8];
+  uint8_t qs[kQK_K / 4];
+  uint8_t scales[12];  // 16 6-bit scales, packed
+  Fp16Bits d;
+};
+
+// 8 groups of 32: x = d * sc * q - dmin * m, 6-bit sc and m packed in
+// `scales`, 4-bit q.
+struct BlockQ4_K {
+  Fp16Bits d;
+  Fp16Bits dmin;
+  uint8_t scales[kKScaleSize];
+  uint8_t qs[kQK_K / 2];
+};
+
+// As Q4_K with a fifth bit per element in qh.
+struct BlockQ5_K {
+  Fp16Bits d;
+  Fp16Bits dmin;
+  uint8_t scales[kKScaleSize];
+  uint8_t qh[kQK_K / 8];
+  uint8_t qs[kQK_K / 2];
+};
+
+// 16 groups of 16: x = d * scales[g] * (q6 - 32).
+struct BlockQ6_K {
+  uint8_t ql[kQK_K / 2];
+  uint8_t qh[kQK_K / 4];
+  int8_t scales[kQK_K / 16];
+  Fp16Bits d;
+};
+
+// Intermediate format for dot products: x = d * qs, bsums = sums of 16.
+struct BlockQ8_K {
+  float d;
+  int8_t qs[kQK_K];
+  int16_t bsums[kQK_K / 16];
+};
+
+static_assert(sizeof(BlockQ4_0) == 18);
+static_assert(sizeof(BlockQ4_1) == 20);
+static_assert(sizeof(BlockQ5_0) == 22);
+static_assert(sizeof(BlockQ5_1) == 24);
+static_assert(sizeof(BlockQ8_0) == 34);
+static_assert(sizeof(BlockQ8_1) == 36);
+static_assert(sizeof(BlockQ2_K) == 84);
+static_assert(sizeof(BlockQ3_K) == 110);
+static_assert(sizeof(BlockQ4_K) == 144);
+static_assert(sizeof(BlockQ5_K) == 176);
+static_assert(sizeof(BlockQ6_K) == 210);
+static_assert(sizeof(BlockQ8_K) == 292);
+static_assert(alignof(BlockQ4_0) == 2 && alignof(BlockQ8_K) == 4);
+
+}  // namespace weft
