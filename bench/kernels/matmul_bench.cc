@@ -1,0 +1,152 @@
+// MatMul throughput per weight type at a Gemma-3-270M-like shape (K=640,
+// N=2048) and a 1B-like shape (K=2048, N=5632), for M = 1 (decode: GB/s of
+// weight bytes read) and M = 8, 64, 512 (GFLOP/s; the M=8 time is also
+// reported as a ratio to M=1 by comparing the two rows). Also the memory
+// read-bandwidth probe, the roofline the M=1 numbers are compared with.
+//
+//   kernels_bench [--isa=scalar|avx2|avx512] [--threads=N] [benchmark flags]
+//
+// The weights are replicated until they span >= 256 MiB and each iteration
+// reads the next copy, so M=1 measures DRAM, not the last-level cache.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/bandwidth.h"
+#include "kernels/isa.h"
+#include "kernels/matmul.h"
+#include "kernels/thread_pool.h"
+#include "tensor/quant.h"
+#include "tensor/types.h"
+
+namespace weft::kernels {
+namespace {
+
+int g_threads = 0;
+
+ThreadPool& Pool() {
+  static ThreadPool* pool = new ThreadPool(ThreadPoolOptions{.num_threads = g_threads});
+  return *pool;
+}
+
+constexpr GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,  GgmlType::kBF16,
+                               GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
+                               GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K};
+struct Shape {
+  const char* name;
+  int64_t k, n;
+};
+constexpr Shape kShapes[] = {{"gemma270m", 640, 2048}, {"llama1b", 2048, 5632}};
+
+// Weight copies for one (type, shape), built once.
+struct Weights {
+  size_t bytes = 0;  // one copy
+  int copies = 0;
+  std::unique_ptr<uint8_t[]> data;
+};
+
+const Weights& GetWeights(GgmlType type, const Shape& s) {
+  static std::map<std::pair<int, int64_t>, std::unique_ptr<Weights>>* cache =
+      new std::map<std::pair<int, int64_t>, std::unique_ptr<Weights>>();
+  auto& slot = (*cache)[{static_cast<int>(type), s.k * 100000 + s.n}];
+  if (slot == nullptr) {
+    slot = std::make_unique<Weights>();
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 0.02f);
+    std::vector<float> wf(s.k * s.n);
+    for (float& v : wf) v = normal(rng);
+    slot->bytes = RowBytes(type, s.k).value() * s.n;
+    slot->copies = static_cast<int>(((size_t{256} << 20) + slot->bytes - 1) / slot->bytes);
+    slot->data.reset(new uint8_t[slot->bytes * slot->copies]);
+    if (!QuantizeRows(type, wf.data(), slot->data.get(), s.n, s.k, 0).ok()) std::abort();
+    for (int c = 1; c < slot->copies; ++c) {
+      std::memcpy(slot->data.get() + c * slot->bytes, slot->data.get(), slot->bytes);
+    }
+  }
+  return *slot;
+}
+
+void BM_MatMul(benchmark::State& state) {
+  const GgmlType type = kTypes[state.range(0)];
+  const Shape& s = kShapes[state.range(1)];
+  const int64_t m = state.range(2);
+  const Weights& w = GetWeights(type, s);
+  std::vector<float> x(m * s.k), y(m * s.n);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  for (float& v : x) v = normal(rng);
+  MatMulArgs a;
+  a.w_type = type;
+  a.x = x.data();
+  a.y = y.data();
+  a.m = m;
+  a.n = s.n;
+  a.k = s.k;
+  a.pool = &Pool();
+  int copy = 0;
+  for (auto _ : state) {
+    a.w = w.data.get() + static_cast<size_t>(copy) * w.bytes;
+    copy = copy + 1 == w.copies ? 0 : copy + 1;
+    MatMul(a);
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double it = static_cast<double>(state.iterations());
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(w.bytes) * it / 1e9,
+                                              benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * m * s.n * s.k * it / 1e9,
+                                                 benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(TypeName(type)) + " " + s.name + " M=" + std::to_string(m) +
+                 " " + Kernels().name);
+}
+
+void MatMulBenchArgs(benchmark::internal::Benchmark* b) {
+  for (int t = 0; t < static_cast<int>(std::size(kTypes)); ++t) {
+    for (int s = 0; s < static_cast<int>(std::size(kShapes)); ++s) {
+      if (kShapes[s].k % TypeTraits(kTypes[t]).block_size != 0) continue;
+      for (int m : {1, 8, 64, 512}) b->Args({t, s, m});
+    }
+  }
+}
+BENCHMARK(BM_MatMul)->Apply(MatMulBenchArgs)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_ReadBandwidth(benchmark::State& state) {
+  double gbs = 0;
+  for (auto _ : state) gbs = MeasureReadBandwidth(&Pool(), size_t{1} << 30, 3);
+  state.counters["GB/s"] = gbs;
+  state.SetLabel(Kernels().name);
+}
+BENCHMARK(BM_ReadBandwidth)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace weft::kernels
+
+int main(int argc, char** argv) {
+  using weft::kernels::Isa;
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--isa=", 6) == 0) {
+      Isa isa;
+      if (!weft::kernels::ParseIsa(argv[i] + 6, &isa) || !weft::kernels::IsaSupported(isa)) {
+        std::fprintf(stderr, "unsupported --isa: %s\n", argv[i] + 6);
+        return 2;
+      }
+      weft::kernels::SetIsa(isa);
+    } else if (std::strncmp(argv[i], "--threads=", 10) == 0) {
+      weft::kernels::g_threads = std::atoi(argv[i] + 10);
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  int n = static_cast<int>(rest.size());
+  benchmark::Initialize(&n, rest.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

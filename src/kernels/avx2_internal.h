@@ -1,0 +1,26 @@
+// Entry points of the x86 kernel files. Plain function declarations only:
+// safe to include anywhere, but the functions may only be called on CPUs
+// with the ISA. The tables themselves are built in isa.cc (a file without
+// ISA flags) so that no KernelTable member function is ever compiled with
+// -mavx*.
+#pragma once
+
+#include "kernels/kernel_table.h"
+
+namespace weft::kernels {
+namespace avx2 {
+
+// Overwrite the entries of `t` they vectorise.
+void FillFloatAndLegacy(KernelTable* t);  // avx2_matmul.cc
+void FillKQuants(KernelTable* t);         // avx2_kquants.cc
+void FillOps(KernelTable* t);             // avx2_ops.cc
+
+}  // namespace avx2
+
+namespace avx512 {
+
+// avx512_kernels.cc; `bf16`: the CPU has AVX512_BF16.
+void Fill(KernelTable* t, bool bf16);
+
+}  // namespace avx512
+}  // namespace weft::kernels

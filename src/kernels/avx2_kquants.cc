@@ -1,0 +1,195 @@
+// AVX2 matmul kernels for the K-quants (Q4_K, Q5_K, Q6_K) against Q8_K
+// activations. Sub-block scales are applied in integer arithmetic
+// (maddubs -> madd with the 6/8-bit scale), so one float conversion per
+// 256-element super-block and activation row is all the float work. Each
+// super-block is decoded once for up to kMaxDotCols activation rows.
+//
+// Compiled with -mavx2 -mfma -mf16c: reached only through the dispatch table.
+#include <immintrin.h>
+
+#include "kernels/avx2_internal.h"
+#include "kernels/simd_x86.h"
+#include "tensor/blocks.h"
+
+namespace weft::kernels::avx2 {
+namespace {
+
+using x86::Fp16;
+using x86::HsumPs;
+
+// The 8 6-bit scales and mins of a Q4_K / Q5_K super-block.
+void ScalesMinsK4(const uint8_t* q, uint8_t* sc, uint8_t* m) {
+  for (int j = 0; j < 4; ++j) {
+    sc[j] = q[j] & 63;
+    m[j] = q[j + 4] & 63;
+  }
+  for (int j = 4; j < 8; ++j) {
+    sc[j] = static_cast<uint8_t>((q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4));
+    m[j] = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
+
+template <int NC, bool kQ5>
+void DotQ45KN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
+  const int64_t nb = k / kQK_K;
+  const BlockQ8_K* a[NC];
+  __m256 acc[NC], accm[NC];
+  for (int c = 0; c < NC; ++c) {
+    a[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + c * stride);
+    acc[c] = accm[c] = _mm256_setzero_ps();
+  }
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* scales;
+    const uint8_t* qs;
+    const uint8_t* qh = nullptr;
+    uint16_t dbits, mbits;
+    if constexpr (kQ5) {
+      const BlockQ5_K* wb = static_cast<const BlockQ5_K*>(w) + b;
+      scales = wb->scales, qs = wb->qs, qh = wb->qh, dbits = wb->d, mbits = wb->dmin;
+    } else {
+      const BlockQ4_K* wb = static_cast<const BlockQ4_K*>(w) + b;
+      scales = wb->scales, qs = wb->qs, dbits = wb->d, mbits = wb->dmin;
+    }
+    const float d = Fp16(dbits), dmin = Fp16(mbits);
+    uint8_t sc[8], mn[8];
+    ScalesMinsK4(scales, sc, mn);
+    // Mins: each m_j against the two 16-sums of its group.
+    alignas(16) uint8_t mdup[16];
+    for (int j = 0; j < 8; ++j) mdup[2 * j] = mdup[2 * j + 1] = mn[j];
+    const __m256i m16 = _mm256_cvtepu8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(mdup)));
+    __m256i isum[NC];
+    for (int c = 0; c < NC; ++c) isum[c] = _mm256_setzero_si256();
+    __m256i hbits = _mm256_setzero_si256();
+    if constexpr (kQ5) hbits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
+    for (int j = 0; j < 4; ++j) {
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * j));
+      __m256i lo = _mm256_and_si256(q, low4);
+      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+      if constexpr (kQ5) {
+        const __m256i bit = _mm256_set1_epi8(0x10);
+        lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * j), 4), bit));
+        hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * j + 1), 4), bit));
+      }
+      const __m256i s0 = _mm256_set1_epi16(sc[2 * j]);
+      const __m256i s1 = _mm256_set1_epi16(sc[2 * j + 1]);
+      for (int c = 0; c < NC; ++c) {
+        const int8_t* aq = a[c][b].qs + 64 * j;
+        const __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(aq)));
+        const __m256i p1 = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(aq + 32)));
+        isum[c] = _mm256_add_epi32(isum[c], _mm256_add_epi32(_mm256_madd_epi16(p0, s0), _mm256_madd_epi16(p1, s1)));
+      }
+    }
+    for (int c = 0; c < NC; ++c) {
+      const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[c][b].bsums));
+      const __m256i msum = _mm256_madd_epi16(bs, m16);
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * a[c][b].d), acc[c]);
+      accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(dmin * a[c][b].d), accm[c]);
+    }
+  }
+  for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]) - HsumPs(accm[c]);
+}
+
+template <int NC>
+void DotQ6KN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
+  const int64_t nb = k / kQK_K;
+  const BlockQ6_K* wb = static_cast<const BlockQ6_K*>(w);
+  const BlockQ8_K* a[NC];
+  __m256 acc[NC];
+  for (int c = 0; c < NC; ++c) {
+    a[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + c * stride);
+    acc[c] = _mm256_setzero_ps();
+  }
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256i two = _mm256_set1_epi8(3);
+  for (int64_t b = 0; b < nb; ++b) {
+    const float d = Fp16(wb[b].d);
+    const int8_t* sc = wb[b].scales;
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc)));
+    __m256i isum[NC];
+    for (int c = 0; c < NC; ++c) {
+      // The -32 offset: 32 * sum_g sc_g * bsum_g.
+      const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[c][b].bsums));
+      isum[c] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(bs, sc16), 5));
+    }
+    for (int n = 0; n < 2; ++n) {
+      const uint8_t* ql = wb[b].ql + 64 * n;
+      const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+      const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb[b].qh + 32 * n));
+      __m256i q[4];
+      q[0] = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(h, two), 4));
+      q[1] = _mm256_or_si256(_mm256_and_si256(l1, low4),
+                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), two), 4));
+      q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), two), 4));
+      q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), two), 4));
+      for (int t = 0; t < 4; ++t) {
+        const int g = 8 * n + 2 * t;  // groups g (first 16) and g + 1
+        const __m256i s = _mm256_set_m128i(_mm_set1_epi16(sc[g + 1]), _mm_set1_epi16(sc[g]));
+        for (int c = 0; c < NC; ++c) {
+          const __m256i av = _mm256_loadu_si256(
+              reinterpret_cast<const __m256i*>(a[c][b].qs + 128 * n + 32 * t));
+          isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(_mm256_maddubs_epi16(q[t], av), s));
+        }
+      }
+    }
+    for (int c = 0; c < NC; ++c) {
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * a[c][b].d), acc[c]);
+    }
+  }
+  for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]);
+}
+
+// Q8_K activations, computed exactly as the scalar twin.
+void QuantizeQ8K(const float* x, void* xq, int64_t k) {
+  BlockQ8_K* out = static_cast<BlockQ8_K*>(xq);
+  for (int64_t b = 0; b < k / kQK_K; ++b) {
+    int sum;
+    out[b].d = x86::QuantizeQ8Group(x + kQK_K * b, 8, out[b].qs, &sum);
+    for (int g = 0; g < 16; ++g) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(out[b].qs + 16 * g));
+      const __m256i w16 = _mm256_cvtepi8_epi16(v);
+      const __m256i s32 = _mm256_madd_epi16(w16, _mm256_set1_epi16(1));
+      out[b].bsums[g] = static_cast<int16_t>(x86::HsumEpi32(s32));
+    }
+  }
+}
+
+void DotQ4K(int64_t k, const void* w, const void* xq, size_t s, int nc, float* out) {
+  switch (nc) {
+    case 1: DotQ45KN<1, false>(k, w, xq, s, out); break;
+    case 2: DotQ45KN<2, false>(k, w, xq, s, out); break;
+    case 3: DotQ45KN<3, false>(k, w, xq, s, out); break;
+    default: DotQ45KN<4, false>(k, w, xq, s, out); break;
+  }
+}
+
+void DotQ5K(int64_t k, const void* w, const void* xq, size_t s, int nc, float* out) {
+  switch (nc) {
+    case 1: DotQ45KN<1, true>(k, w, xq, s, out); break;
+    case 2: DotQ45KN<2, true>(k, w, xq, s, out); break;
+    case 3: DotQ45KN<3, true>(k, w, xq, s, out); break;
+    default: DotQ45KN<4, true>(k, w, xq, s, out); break;
+  }
+}
+
+void DotQ6K(int64_t k, const void* w, const void* xq, size_t s, int nc, float* out) {
+  switch (nc) {
+    case 1: DotQ6KN<1>(k, w, xq, s, out); break;
+    case 2: DotQ6KN<2>(k, w, xq, s, out); break;
+    case 3: DotQ6KN<3>(k, w, xq, s, out); break;
+    default: DotQ6KN<4>(k, w, xq, s, out); break;
+  }
+}
+
+}  // namespace
+
+void FillKQuants(KernelTable* t) {
+  t->matmul[static_cast<int>(WeightFormat::kQ4_K)] = MatMulKernel{ActFormat::kQ8K, QuantizeQ8K, DotQ4K};
+  t->matmul[static_cast<int>(WeightFormat::kQ5_K)] = MatMulKernel{ActFormat::kQ8K, QuantizeQ8K, DotQ5K};
+  t->matmul[static_cast<int>(WeightFormat::kQ6_K)] = MatMulKernel{ActFormat::kQ8K, QuantizeQ8K, DotQ6K};
+}
+
+}  // namespace weft::kernels::avx2

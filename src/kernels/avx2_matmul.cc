@@ -1,0 +1,260 @@
+// AVX2 matmul kernels for float weights (F32, F16, BF16) and the 32-element
+// legacy formats (Q4_0, Q5_0, Q8_0) against Q8x32 activations. Each dot
+// kernel decodes a weight block once and uses it for up to kMaxDotCols
+// activation rows (register blocking across M).
+//
+// Compiled with -mavx2 -mfma -mf16c: reached only through the dispatch table.
+#include <immintrin.h>
+
+#include "kernels/avx2_internal.h"
+#include "kernels/simd_x86.h"
+#include "tensor/blocks.h"
+
+namespace weft::kernels::avx2 {
+namespace {
+
+using x86::Fp16;
+using x86::HsumPs;
+
+// ---- Activations ----
+
+void QuantizeQ8x32(const float* x, void* xq, int64_t k) {
+  const int64_t nb = k / 32;
+  int8_t* qs = static_cast<int8_t*>(xq);
+  float* d = reinterpret_cast<float*>(qs + k);
+  float* ds = d + nb;
+  for (int64_t b = 0; b < nb; ++b) {
+    int sum;
+    d[b] = x86::QuantizeQ8Group(x + 32 * b, 1, qs + 32 * b, &sum);
+    ds[b] = d[b] * static_cast<float>(sum);
+  }
+}
+
+// ---- Float weights ----
+
+// Loads 8 weights as floats.
+struct LoadF32 {
+  using T = float;
+  static __m256 Load(const float* p) { return _mm256_loadu_ps(p); }
+  static float One(float v) { return v; }
+};
+struct LoadF16 {
+  using T = uint16_t;
+  static __m256 Load(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static float One(uint16_t v) { return Fp16(v); }
+};
+struct LoadBF16 {
+  using T = uint16_t;
+  static __m256 Load(const uint16_t* p) {
+    const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+  }
+  static float One(uint16_t v) {
+    const uint32_t u = static_cast<uint32_t>(v) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+};
+
+template <typename L, int NC>
+void DotFloatN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
+  const typename L::T* wp = static_cast<const typename L::T*>(w);
+  const float* x[NC];
+  for (int c = 0; c < NC; ++c) {
+    x[c] = reinterpret_cast<const float*>(static_cast<const char*>(xq) + c * stride);
+  }
+  __m256 acc0[NC], acc1[NC];
+  for (int c = 0; c < NC; ++c) acc0[c] = acc1[c] = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= k; i += 16) {
+    const __m256 w0 = L::Load(wp + i), w1 = L::Load(wp + i + 8);
+    for (int c = 0; c < NC; ++c) {
+      acc0[c] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[c] + i), acc0[c]);
+      acc1[c] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x[c] + i + 8), acc1[c]);
+    }
+  }
+  for (; i + 8 <= k; i += 8) {
+    const __m256 w0 = L::Load(wp + i);
+    for (int c = 0; c < NC; ++c) {
+      acc0[c] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[c] + i), acc0[c]);
+    }
+  }
+  for (int c = 0; c < NC; ++c) {
+    float s = HsumPs(_mm256_add_ps(acc0[c], acc1[c]));
+    for (int64_t j = i; j < k; ++j) s += L::One(wp[j]) * x[c][j];
+    out[c] = s;
+  }
+}
+
+// ---- Legacy 32-element formats ----
+
+// Each format decodes a block into 32 unsigned bytes u with
+// w = d * (u - kOffset).
+struct Q4_0 {
+  using Block = BlockQ4_0;
+  static constexpr int kOffset = 8;
+  static __m256i Unpack(const Block& b) { return x86::NibblesToBytes(b.qs); }
+};
+struct Q5_0 {
+  using Block = BlockQ5_0;
+  static constexpr int kOffset = 16;
+  static __m256i Unpack(const Block& b) {
+    const __m256i hi = _mm256_and_si256(x86::BitsToBytes(b.qh), _mm256_set1_epi8(0x10));
+    return _mm256_or_si256(x86::NibblesToBytes(b.qs), hi);
+  }
+};
+
+// One block against NC activation rows, accumulated into acc.
+template <typename F, int NC>
+static inline void LegacyBlock(const typename F::Block& blk, float dw, int64_t b,
+                               const int8_t* const* qs, const float* const* d, __m256* acc) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256 vdw = _mm256_set1_ps(dw);
+  const __m256i u = F::Unpack(blk);
+  for (int c = 0; c < NC; ++c) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs[c] + 32 * b));
+    const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(u, a), ones);
+    const __m256 scale = _mm256_mul_ps(vdw, _mm256_broadcast_ss(d[c] + b));
+    acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), scale, acc[c]);
+  }
+}
+
+template <typename F, int NC>
+void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
+  const int64_t nb = k / 32;
+  const typename F::Block* wb = static_cast<const typename F::Block*>(w);
+  const int8_t* qs[NC];
+  const float* d[NC];
+  const float* ds[NC];
+  // Two accumulator sets (even / odd blocks) to hide the FMA latency.
+  __m256 acc0[NC], acc1[NC], corr[NC];
+  float corr_tail[NC];
+  for (int c = 0; c < NC; ++c) {
+    qs[c] = reinterpret_cast<const int8_t*>(static_cast<const char*>(xq) + c * stride);
+    d[c] = reinterpret_cast<const float*>(qs[c] + k);
+    ds[c] = d[c] + nb;
+    acc0[c] = acc1[c] = corr[c] = _mm256_setzero_ps();
+    corr_tail[c] = 0;
+  }
+  for (int64_t b0 = 0; b0 < nb; b0 += 8) {
+    const int n = nb - b0 < 8 ? static_cast<int>(nb - b0) : 8;
+    alignas(32) float dws[8];
+    int i = 0;
+    for (; i + 2 <= n; i += 2) {
+      dws[i] = Fp16(wb[b0 + i].d);
+      dws[i + 1] = Fp16(wb[b0 + i + 1].d);
+      LegacyBlock<F, NC>(wb[b0 + i], dws[i], b0 + i, qs, d, acc0);
+      LegacyBlock<F, NC>(wb[b0 + i + 1], dws[i + 1], b0 + i + 1, qs, d, acc1);
+    }
+    if (i < n) {
+      dws[i] = Fp16(wb[b0 + i].d);
+      LegacyBlock<F, NC>(wb[b0 + i], dws[i], b0 + i, qs, d, acc0);
+    }
+    if (n == 8) {
+      const __m256 vdws = _mm256_load_ps(dws);
+      for (int c = 0; c < NC; ++c) {
+        corr[c] = _mm256_fmadd_ps(vdws, _mm256_loadu_ps(ds[c] + b0), corr[c]);
+      }
+    } else {
+      for (int c = 0; c < NC; ++c) {
+        for (int j = 0; j < n; ++j) corr_tail[c] += dws[j] * ds[c][b0 + j];
+      }
+    }
+  }
+  for (int c = 0; c < NC; ++c) {
+    out[c] = HsumPs(_mm256_add_ps(acc0[c], acc1[c])) -
+             static_cast<float>(F::kOffset) * (HsumPs(corr[c]) + corr_tail[c]);
+  }
+}
+
+// Q8_0: signed weights; |w| * sign(a, w) keeps maddubs' unsigned operand.
+template <int NC>
+static inline void Q8Block(const BlockQ8_0& blk, int64_t b, const int8_t* const* qs,
+                           const float* const* d, __m256* acc) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256 vdw = _mm256_set1_ps(Fp16(blk.d));
+  const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs));
+  const __m256i aq = _mm256_sign_epi8(q, q);
+  for (int c = 0; c < NC; ++c) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs[c] + 32 * b));
+    const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(a, q)), ones);
+    const __m256 scale = _mm256_mul_ps(vdw, _mm256_broadcast_ss(d[c] + b));
+    acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), scale, acc[c]);
+  }
+}
+
+template <int NC>
+void DotQ8_0N(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
+  const int64_t nb = k / 32;
+  const BlockQ8_0* wb = static_cast<const BlockQ8_0*>(w);
+  const int8_t* qs[NC];
+  const float* d[NC];
+  __m256 acc0[NC], acc1[NC];
+  for (int c = 0; c < NC; ++c) {
+    qs[c] = reinterpret_cast<const int8_t*>(static_cast<const char*>(xq) + c * stride);
+    d[c] = reinterpret_cast<const float*>(qs[c] + k);
+    acc0[c] = acc1[c] = _mm256_setzero_ps();
+  }
+  int64_t b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    Q8Block<NC>(wb[b], b, qs, d, acc0);
+    Q8Block<NC>(wb[b + 1], b + 1, qs, d, acc1);
+  }
+  if (b < nb) Q8Block<NC>(wb[b], b, qs, d, acc0);
+  for (int c = 0; c < NC; ++c) out[c] = HsumPs(_mm256_add_ps(acc0[c], acc1[c]));
+}
+
+// Dispatches a runtime column count to the NC-specialised kernel.
+template <template <int> class K>
+void DotCols(int64_t k, const void* w, const void* xq, size_t stride, int nc, float* out) {
+  switch (nc) {
+    case 1: K<1>::Run(k, w, xq, stride, out); break;
+    case 2: K<2>::Run(k, w, xq, stride, out); break;
+    case 3: K<3>::Run(k, w, xq, stride, out); break;
+    default: K<4>::Run(k, w, xq, stride, out); break;
+  }
+}
+
+template <typename L>
+struct FloatK {
+  template <int NC>
+  struct K {
+    static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
+      DotFloatN<L, NC>(k, w, x, s, o);
+    }
+  };
+};
+template <typename F>
+struct LegacyK {
+  template <int NC>
+  struct K {
+    static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
+      DotLegacyN<F, NC>(k, w, x, s, o);
+    }
+  };
+};
+template <int NC>
+struct Q8_0K {
+  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
+    DotQ8_0N<NC>(k, w, x, s, o);
+  }
+};
+
+}  // namespace
+
+void FillFloatAndLegacy(KernelTable* t) {
+  auto set = [t](WeightFormat f, ActFormat act, QuantizeActFn q, DotFn d) {
+    t->matmul[static_cast<int>(f)] = MatMulKernel{act, q, d};
+  };
+  set(WeightFormat::kF32, ActFormat::kF32, nullptr, DotCols<FloatK<LoadF32>::K>);
+  set(WeightFormat::kF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadF16>::K>);
+  set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadBF16>::K>);
+  set(WeightFormat::kQ4_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<LegacyK<Q4_0>::K>);
+  set(WeightFormat::kQ5_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<LegacyK<Q5_0>::K>);
+  set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<Q8_0K>);
+}
+
+}  // namespace weft::kernels::avx2

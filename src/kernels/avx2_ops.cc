@@ -1,0 +1,221 @@
+// AVX2 elementwise kernels: RMSNorm, RoPE, softmax, SiLU, GELU, the float /
+// half dot and axpy used by attention, and the bandwidth probe's reader.
+//
+// Compiled with -mavx2 -mfma -mf16c: reached only through the dispatch table.
+#include <immintrin.h>
+
+#include <math.h>
+
+#include "kernels/avx2_internal.h"
+#include "kernels/simd_x86.h"
+
+namespace weft::kernels::avx2 {
+namespace {
+
+using x86::ExpPs;
+using x86::Fp16;
+using x86::HsumPs;
+
+void RmsNorm(const float* x, const float* w, int64_t n, float eps, float* out) {
+  __m256 acc = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    acc = _mm256_fmadd_ps(v, v, acc);
+  }
+  float ss = HsumPs(acc);
+  for (; i < n; ++i) ss += x[i] * x[i];
+  const float scale = 1.0f / sqrtf(ss / static_cast<float>(n) + eps);
+  const __m256 vs = _mm256_set1_ps(scale);
+  for (i = 0; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), vs);
+    if (w != nullptr) v = _mm256_mul_ps(v, _mm256_loadu_ps(w + i));
+    _mm256_storeu_ps(out + i, v);
+  }
+  for (; i < n; ++i) out[i] = x[i] * scale * (w != nullptr ? w[i] : 1.0f);
+}
+
+void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, bool neox,
+          const float* cs) {
+  const int64_t half = n_rot / 2;
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    int64_t i = 0;
+    if (neox) {
+      for (; i + 8 <= half; i += 8) {
+        const __m256 t0 = _mm256_loadu_ps(cs + 2 * i), t1 = _mm256_loadu_ps(cs + 2 * i + 8);
+        const __m256 c = _mm256_castpd_ps(_mm256_permute4x64_pd(
+            _mm256_castps_pd(_mm256_shuffle_ps(t0, t1, 0x88)), 0xd8));
+        const __m256 s = _mm256_castpd_ps(_mm256_permute4x64_pd(
+            _mm256_castps_pd(_mm256_shuffle_ps(t0, t1, 0xdd)), 0xd8));
+        const __m256 x0 = _mm256_loadu_ps(v + i), x1 = _mm256_loadu_ps(v + i + half);
+        _mm256_storeu_ps(v + i, _mm256_fmsub_ps(x0, c, _mm256_mul_ps(x1, s)));
+        _mm256_storeu_ps(v + i + half, _mm256_fmadd_ps(x0, s, _mm256_mul_ps(x1, c)));
+      }
+    } else {
+      for (; i + 4 <= half; i += 4) {
+        const __m256 t = _mm256_loadu_ps(cs + 2 * i);
+        const __m256 c = _mm256_moveldup_ps(t), s = _mm256_movehdup_ps(t);
+        const __m256 xv = _mm256_loadu_ps(v + 2 * i);
+        const __m256 sw = _mm256_permute_ps(xv, 0xb1);
+        _mm256_storeu_ps(v + 2 * i, _mm256_fmaddsub_ps(xv, c, _mm256_mul_ps(sw, s)));
+      }
+    }
+    for (; i < half; ++i) {
+      const int64_t i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+      const float c = cs[2 * i], s = cs[2 * i + 1];
+      const float x0 = v[i0], x1 = v[i1];
+      v[i0] = x0 * c - x1 * s;
+      v[i1] = x0 * s + x1 * c;
+    }
+  }
+}
+
+void Softmax(float* x, int64_t n) {
+  if (n <= 0) return;
+  __m256 vmax = _mm256_set1_ps(-INFINITY);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
+  float mx = x86::HmaxPs(vmax);
+  for (; i < n; ++i) mx = fmaxf(mx, x[i]);
+  const __m256 vm = _mm256_set1_ps(mx);
+  __m256 vsum = _mm256_setzero_ps();
+  for (i = 0; i + 8 <= n; i += 8) {
+    const __m256 e = ExpPs(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+    _mm256_storeu_ps(x + i, e);
+    vsum = _mm256_add_ps(vsum, e);
+  }
+  float sum = HsumPs(vsum);
+  for (; i < n; ++i) {
+    x[i] = expf(x[i] - mx);
+    sum += x[i];
+  }
+  const float inv = 1.0f / sum;
+  const __m256 vinv = _mm256_set1_ps(inv);
+  for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vinv));
+  for (; i < n; ++i) x[i] *= inv;
+}
+
+// x / (1 + e^(-k x)): SiLU for k = 1.
+static inline __m256 Sigmoid(__m256 x, __m256 neg_k) {
+  const __m256 e = ExpPs(_mm256_mul_ps(x, neg_k));
+  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+void Silu(const float* x, const float* mul, float* y, int64_t n) {
+  const __m256 neg1 = _mm256_set1_ps(-1.0f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = Sigmoid(_mm256_loadu_ps(x + i), neg1);
+    if (mul != nullptr) v = _mm256_mul_ps(v, _mm256_loadu_ps(mul + i));
+    _mm256_storeu_ps(y + i, v);
+  }
+  for (; i < n; ++i) {
+    const float v = x[i] / (1.0f + expf(-x[i]));
+    y[i] = mul != nullptr ? v * mul[i] : v;
+  }
+}
+
+// gelu_tanh(x) = 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)),
+// u = sqrt(2/pi) (x + 0.044715 x^3).
+void Gelu(const float* x, const float* mul, float* y, int64_t n) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  const __m256 c0 = _mm256_set1_ps(-2.0f * kSqrt2OverPi);
+  const __m256 c1 = _mm256_set1_ps(-2.0f * kSqrt2OverPi * 0.044715f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const __m256 arg = _mm256_mul_ps(v, _mm256_fmadd_ps(_mm256_mul_ps(v, v), c1, c0));
+    __m256 g = _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), ExpPs(arg)));
+    if (mul != nullptr) g = _mm256_mul_ps(g, _mm256_loadu_ps(mul + i));
+    _mm256_storeu_ps(y + i, g);
+  }
+  for (; i < n; ++i) {
+    const float v = x[i];
+    const float g =
+        0.5f * v * (1.0f + tanhf(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
+    y[i] = mul != nullptr ? g * mul[i] : g;
+  }
+}
+
+float DotF32(const float* a, const float* b, int64_t n) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
+  }
+  for (; i + 8 <= n; i += 8) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+  }
+  float s = HsumPs(_mm256_add_ps(acc0, acc1));
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+static inline __m256 LoadHalf8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+float DotF16(const float* a, const uint16_t* b, int64_t n) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), LoadHalf8(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), LoadHalf8(b + i + 8), acc1);
+  }
+  for (; i + 8 <= n; i += 8) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), LoadHalf8(b + i), acc0);
+  }
+  float s = HsumPs(_mm256_add_ps(acc0, acc1));
+  for (; i < n; ++i) s += a[i] * Fp16(b[i]);
+  return s;
+}
+
+void AxpyF32(float alpha, const float* x, float* y, int64_t n) {
+  const __m256 va = _mm256_set1_ps(alpha);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  }
+  for (; i < n; ++i) y[i] += alpha * x[i];
+}
+
+void AxpyF16(float alpha, const uint16_t* x, float* y, int64_t n) {
+  const __m256 va = _mm256_set1_ps(alpha);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, LoadHalf8(x + i), _mm256_loadu_ps(y + i)));
+  }
+  for (; i < n; ++i) y[i] += alpha * Fp16(x[i]);
+}
+
+uint64_t ReadBytes(const void* p, size_t n) {
+  const __m256i* v = static_cast<const __m256i*>(p);
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  for (size_t i = 0; i + 4 <= n / 32; i += 4) {
+    a0 = _mm256_xor_si256(a0, _mm256_load_si256(v + i));
+    a1 = _mm256_xor_si256(a1, _mm256_load_si256(v + i + 1));
+    a2 = _mm256_xor_si256(a2, _mm256_load_si256(v + i + 2));
+    a3 = _mm256_xor_si256(a3, _mm256_load_si256(v + i + 3));
+  }
+  const __m256i x = _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3));
+  return static_cast<uint64_t>(_mm256_extract_epi64(x, 0) ^ _mm256_extract_epi64(x, 3));
+}
+
+}  // namespace
+
+void FillOps(KernelTable* t) {
+  t->rms_norm = RmsNorm;
+  t->rope = Rope;
+  t->softmax = Softmax;
+  t->silu = Silu;
+  t->gelu = Gelu;
+  t->dot_f32 = DotF32;
+  t->dot_f16 = DotF16;
+  t->axpy_f32 = AxpyF32;
+  t->axpy_f16 = AxpyF16;
+  t->read_bytes = ReadBytes;
+}
+
+}  // namespace weft::kernels::avx2

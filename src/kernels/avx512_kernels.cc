@@ -1,0 +1,283 @@
+// AVX-512 kernels: the legacy 32-element formats with VNNI (vpdpbusd, two
+// blocks per zmm), float weights on zmm, BF16 weights with vdpbf16ps when
+// the CPU has AVX512_BF16, and a zmm bandwidth reader. Everything else in
+// the AVX-512 table comes from the AVX2 files (see isa.cc).
+//
+// Compiled with -mavx512f/bw/vl/dq/vnni/bf16: reached only through the
+// dispatch table, and the BF16 entries only when the CPU has AVX512_BF16.
+#include <immintrin.h>
+
+#include "kernels/avx2_internal.h"
+#include "kernels/simd_x86.h"
+#include "tensor/blocks.h"
+
+// GCC 12's avx512fintrin.h builds casts and reductions on
+// _mm512_undefined_*(), which -Wuninitialized flags (a known false positive).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace weft::kernels::avx512 {
+namespace {
+
+using x86::Fp16;
+using x86::HsumPs;
+
+// ---- Legacy formats: u = unsigned weight bytes, w = d * (u - kOffset) ----
+
+struct Q4_0 {
+  using Block = BlockQ4_0;
+  static constexpr int kOffset = 8;
+  static __m256i Unpack(const Block& b) { return x86::NibblesToBytes(b.qs); }
+};
+struct Q5_0 {
+  using Block = BlockQ5_0;
+  static constexpr int kOffset = 16;
+  static __m256i Unpack(const Block& b) {
+    const __m256i hi = _mm256_and_si256(x86::BitsToBytes(b.qh), _mm256_set1_epi8(0x10));
+    return _mm256_or_si256(x86::NibblesToBytes(b.qs), hi);
+  }
+};
+// Signed int8 weights shifted to unsigned: u = q + 128.
+struct Q8_0 {
+  using Block = BlockQ8_0;
+  static constexpr int kOffset = 128;
+  static __m256i Unpack(const Block& b) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+    return _mm256_xor_si256(q, _mm256_set1_epi8(static_cast<char>(0x80)));
+  }
+};
+
+static inline __m512 Pair(float lo, float hi) {
+  return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(lo)), _mm256_set1_ps(hi), 1);
+}
+
+template <typename F, int NC>
+void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
+  const int64_t nb = k / 32;
+  const typename F::Block* wb = static_cast<const typename F::Block*>(w);
+  const int8_t* qs[NC];
+  const float* d[NC];
+  const float* ds[NC];
+  __m512 acc[NC];
+  __m256 acc1[NC], corr[NC];
+  float corr_tail[NC];
+  for (int c = 0; c < NC; ++c) {
+    qs[c] = reinterpret_cast<const int8_t*>(static_cast<const char*>(xq) + c * stride);
+    d[c] = reinterpret_cast<const float*>(qs[c] + k);
+    ds[c] = d[c] + nb;
+    acc[c] = _mm512_setzero_ps();
+    acc1[c] = corr[c] = _mm256_setzero_ps();
+    corr_tail[c] = 0;
+  }
+  for (int64_t b0 = 0; b0 < nb; b0 += 8) {
+    const int n = nb - b0 < 8 ? static_cast<int>(nb - b0) : 8;
+    alignas(32) float dws[8];
+    int i = 0;
+    for (; i + 2 <= n; i += 2) {
+      const int64_t b = b0 + i;
+      dws[i] = Fp16(wb[b].d);
+      dws[i + 1] = Fp16(wb[b + 1].d);
+      const __m512 vdw = Pair(dws[i], dws[i + 1]);
+      const __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(F::Unpack(wb[b])),
+                                           F::Unpack(wb[b + 1]), 1);
+      for (int c = 0; c < NC; ++c) {
+        const __m512i a = _mm512_loadu_si512(qs[c] + 32 * b);
+        const __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, a);
+        const __m512 scale = _mm512_mul_ps(vdw, Pair(d[c][b], d[c][b + 1]));
+        acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), scale, acc[c]);
+      }
+    }
+    for (; i < n; ++i) {
+      const int64_t b = b0 + i;
+      dws[i] = Fp16(wb[b].d);
+      const __m256 vdw = _mm256_set1_ps(dws[i]);
+      const __m256i u = F::Unpack(wb[b]);
+      for (int c = 0; c < NC; ++c) {
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs[c] + 32 * b));
+        const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, a);
+        const __m256 scale = _mm256_mul_ps(vdw, _mm256_broadcast_ss(d[c] + b));
+        acc1[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), scale, acc1[c]);
+      }
+    }
+    if (n == 8) {
+      const __m256 vdws = _mm256_load_ps(dws);
+      for (int c = 0; c < NC; ++c) {
+        corr[c] = _mm256_fmadd_ps(vdws, _mm256_loadu_ps(ds[c] + b0), corr[c]);
+      }
+    } else {
+      for (int c = 0; c < NC; ++c) {
+        for (int j = 0; j < n; ++j) corr_tail[c] += dws[j] * ds[c][b0 + j];
+      }
+    }
+  }
+  for (int c = 0; c < NC; ++c) {
+    out[c] = _mm512_reduce_add_ps(acc[c]) + HsumPs(acc1[c]) -
+             static_cast<float>(F::kOffset) * (HsumPs(corr[c]) + corr_tail[c]);
+  }
+}
+
+// ---- Float weights against float activations ----
+
+struct LoadF32 {
+  using T = float;
+  static __m512 Load(const float* p) { return _mm512_loadu_ps(p); }
+  static __m512 LoadMasked(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
+};
+struct LoadF16 {
+  using T = uint16_t;
+  static __m512 Load(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static __m512 LoadMasked(const uint16_t* p, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+  }
+};
+struct LoadBF16 {
+  using T = uint16_t;
+  static __m512 Load(const uint16_t* p) {
+    const __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+  }
+  static __m512 LoadMasked(const uint16_t* p, __mmask16 m) {
+    const __m512i v = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+  }
+};
+
+template <typename L, int NC>
+void DotFloatN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
+  const typename L::T* wp = static_cast<const typename L::T*>(w);
+  const float* x[NC];
+  __m512 acc0[NC], acc1[NC];
+  for (int c = 0; c < NC; ++c) {
+    x[c] = reinterpret_cast<const float*>(static_cast<const char*>(xq) + c * stride);
+    acc0[c] = acc1[c] = _mm512_setzero_ps();
+  }
+  int64_t i = 0;
+  for (; i + 32 <= k; i += 32) {
+    const __m512 w0 = L::Load(wp + i), w1 = L::Load(wp + i + 16);
+    for (int c = 0; c < NC; ++c) {
+      acc0[c] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x[c] + i), acc0[c]);
+      acc1[c] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x[c] + i + 16), acc1[c]);
+    }
+  }
+  for (; i < k; i += 16) {
+    const int64_t left = k - i;
+    const __mmask16 m = left >= 16 ? static_cast<__mmask16>(0xffff)
+                                   : static_cast<__mmask16>((1u << left) - 1);
+    const __m512 w0 = L::LoadMasked(wp + i, m);
+    for (int c = 0; c < NC; ++c) {
+      acc0[c] = _mm512_fmadd_ps(w0, _mm512_maskz_loadu_ps(m, x[c] + i), acc0[c]);
+    }
+  }
+  for (int c = 0; c < NC; ++c) out[c] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[c], acc1[c]));
+}
+
+// ---- BF16 weights against BF16 activations (vdpbf16ps) ----
+
+void QuantizeBF16(const float* x, void* xq, int64_t k) {
+  uint16_t* out = static_cast<uint16_t*>(xq);
+  const int64_t padded = (k + 31) / 32 * 32;
+  for (int64_t i = 0; i < padded; i += 16) {
+    const int64_t left = k - i;
+    const __mmask16 m = left >= 16 ? static_cast<__mmask16>(0xffff)
+                        : left <= 0 ? static_cast<__mmask16>(0)
+                                    : static_cast<__mmask16>((1u << left) - 1);
+    const __m256bh h = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, x + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), reinterpret_cast<const __m256i&>(h));
+  }
+}
+
+template <int NC>
+void DotBF16N(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
+  const uint16_t* wp = static_cast<const uint16_t*>(w);
+  const uint16_t* x[NC];
+  __m512 acc[NC];
+  for (int c = 0; c < NC; ++c) {
+    x[c] = reinterpret_cast<const uint16_t*>(static_cast<const char*>(xq) + c * stride);
+    acc[c] = _mm512_setzero_ps();
+  }
+  for (int64_t i = 0; i < k; i += 32) {
+    const int64_t left = k - i;
+    const __mmask32 m = left >= 32 ? static_cast<__mmask32>(0xffffffffu)
+                                   : static_cast<__mmask32>((1u << left) - 1);
+    const __m512i wv = _mm512_maskz_loadu_epi16(m, wp + i);
+    for (int c = 0; c < NC; ++c) {
+      const __m512i xv = _mm512_loadu_si512(x[c] + i);  // zero-padded to 32
+      acc[c] = _mm512_dpbf16_ps(acc[c], reinterpret_cast<const __m512bh&>(xv),
+                                reinterpret_cast<const __m512bh&>(wv));
+    }
+  }
+  for (int c = 0; c < NC; ++c) out[c] = _mm512_reduce_add_ps(acc[c]);
+}
+
+uint64_t ReadBytes(const void* p, size_t n) {
+  const char* c = static_cast<const char*>(p);
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+  for (size_t i = 0; i + 256 <= n; i += 256) {
+    a0 = _mm512_xor_si512(a0, _mm512_load_si512(c + i));
+    a1 = _mm512_xor_si512(a1, _mm512_load_si512(c + i + 64));
+    a2 = _mm512_xor_si512(a2, _mm512_load_si512(c + i + 128));
+    a3 = _mm512_xor_si512(a3, _mm512_load_si512(c + i + 192));
+  }
+  const __m512i x = _mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3));
+  return static_cast<uint64_t>(_mm512_reduce_add_epi64(x));
+}
+
+template <template <int> class K>
+void DotCols(int64_t k, const void* w, const void* xq, size_t stride, int nc, float* out) {
+  switch (nc) {
+    case 1: K<1>::Run(k, w, xq, stride, out); break;
+    case 2: K<2>::Run(k, w, xq, stride, out); break;
+    case 3: K<3>::Run(k, w, xq, stride, out); break;
+    default: K<4>::Run(k, w, xq, stride, out); break;
+  }
+}
+
+template <typename F>
+struct LegacyK {
+  template <int NC>
+  struct K {
+    static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
+      DotLegacyN<F, NC>(k, w, x, s, o);
+    }
+  };
+};
+template <typename L>
+struct FloatK {
+  template <int NC>
+  struct K {
+    static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
+      DotFloatN<L, NC>(k, w, x, s, o);
+    }
+  };
+};
+template <int NC>
+struct BF16K {
+  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
+    DotBF16N<NC>(k, w, x, s, o);
+  }
+};
+
+}  // namespace
+
+void Fill(KernelTable* t, bool bf16) {
+  auto set = [t](WeightFormat f, ActFormat act, QuantizeActFn q, DotFn d) {
+    t->matmul[static_cast<int>(f)] = MatMulKernel{act, q, d};
+  };
+  // Activation quantization stays the AVX2 one (identical bytes).
+  const QuantizeActFn q8 = t->matmul[static_cast<int>(WeightFormat::kQ4_0)].quantize;
+  set(WeightFormat::kQ4_0, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q4_0>::K>);
+  set(WeightFormat::kQ5_0, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q5_0>::K>);
+  set(WeightFormat::kQ8_0, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q8_0>::K>);
+  set(WeightFormat::kF32, ActFormat::kF32, nullptr, DotCols<FloatK<LoadF32>::K>);
+  set(WeightFormat::kF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadF16>::K>);
+  if (bf16) {
+    set(WeightFormat::kBF16, ActFormat::kBF16, QuantizeBF16, DotCols<BF16K>);
+  } else {
+    set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadBF16>::K>);
+  }
+  t->read_bytes = ReadBytes;
+}
+
+}  // namespace weft::kernels::avx512

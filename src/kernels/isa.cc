@@ -1,0 +1,140 @@
+#include "kernels/isa.h"
+
+#include <atomic>
+
+#include "kernels/avx2_internal.h"
+#include "util/check.h"
+#include "util/cpu_features.h"
+
+namespace weft::kernels {
+namespace {
+
+std::atomic<const KernelTable*> g_active{nullptr};
+std::atomic<int> g_active_isa{-1};
+
+bool CpuHasAvx2() {
+  const CpuFeatures& f = GetCpuFeatures();
+  return f.os_avx && f.avx && f.avx2 && f.fma && f.f16c;
+}
+
+bool CpuHasAvx512() {
+  const CpuFeatures& f = GetCpuFeatures();
+  return CpuHasAvx2() && f.os_avx512 && f.avx512f && f.avx512bw &&
+         f.avx512vl && f.avx512dq && f.avx512_vnni;
+}
+
+}  // namespace
+
+#ifdef WEFT_KERNELS_X86
+// Built here, in a file compiled without ISA flags: the x86 files only
+// overwrite entries of a table passed to them.
+const KernelTable* Avx2KernelTable() {
+  static const KernelTable table = [] {
+    KernelTable t = *ScalarKernelTable();
+    t.name = "avx2";
+    avx2::FillFloatAndLegacy(&t);
+    avx2::FillKQuants(&t);
+    avx2::FillOps(&t);
+    return t;
+  }();
+  return &table;
+}
+
+const KernelTable* Avx512KernelTable(bool has_bf16) {
+  static const KernelTable with_bf16 = [] {
+    KernelTable t = *Avx2KernelTable();
+    t.name = "avx512";
+    avx512::Fill(&t, true);
+    return t;
+  }();
+  static const KernelTable without_bf16 = [] {
+    KernelTable t = *Avx2KernelTable();
+    t.name = "avx512";
+    avx512::Fill(&t, false);
+    return t;
+  }();
+  return has_bf16 ? &with_bf16 : &without_bf16;
+}
+#endif
+
+std::string_view IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return "scalar";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
+  }
+  return "unknown";
+}
+
+bool ParseIsa(std::string_view name, Isa* isa) {
+  for (Isa i : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (name == IsaName(i)) {
+      *isa = i;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsaSupported(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return true;
+#ifdef WEFT_KERNELS_X86
+    case Isa::kAvx2: return CpuHasAvx2();
+    case Isa::kAvx512: return CpuHasAvx512();
+#else
+    case Isa::kAvx2:
+    case Isa::kAvx512: return false;
+#endif
+  }
+  return false;
+}
+
+std::vector<Isa> SupportedIsas() {
+  std::vector<Isa> out;
+  for (Isa i : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (IsaSupported(i)) out.push_back(i);
+  }
+  return out;
+}
+
+Isa BestIsa() {
+  static const Isa best = SupportedIsas().back();
+  return best;
+}
+
+const KernelTable& GetKernels(Isa isa) {
+  CHECK(IsaSupported(isa)) << "ISA " << IsaName(isa) << " is not supported";
+  switch (isa) {
+    case Isa::kScalar: return *ScalarKernelTable();
+#ifdef WEFT_KERNELS_X86
+    case Isa::kAvx2: return *Avx2KernelTable();
+    case Isa::kAvx512: return *Avx512KernelTable(GetCpuFeatures().avx512_bf16);
+#else
+    default: break;
+#endif
+  }
+  return *ScalarKernelTable();
+}
+
+Isa ActiveIsa() {
+  int i = g_active_isa.load(std::memory_order_acquire);
+  return i < 0 ? BestIsa() : static_cast<Isa>(i);
+}
+
+void SetIsa(Isa isa) {
+  const KernelTable* t = &GetKernels(isa);
+  g_active.store(t, std::memory_order_release);
+  g_active_isa.store(static_cast<int>(isa), std::memory_order_release);
+}
+
+const KernelTable& Kernels() {
+  const KernelTable* t = g_active.load(std::memory_order_acquire);
+  if (t != nullptr) return *t;
+  const KernelTable* best = &GetKernels(BestIsa());
+  const KernelTable* expected = nullptr;
+  g_active.compare_exchange_strong(expected, best, std::memory_order_acq_rel);
+  return *g_active.load(std::memory_order_acquire);
+}
+
+}  // namespace weft::kernels

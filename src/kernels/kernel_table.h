@@ -1,0 +1,114 @@
+// The per-ISA function table behind matmul.h and ops.h, and the layout of the
+// quantized activation rows the matmul kernels consume.
+//
+// Every ISA (scalar, AVX2, AVX-512) fills one KernelTable; the scalar table
+// is complete and the others override what they vectorise. Tables are built
+// once, lazily, and are immutable afterwards (thread-safe to read).
+//
+// This header is included by the ISA-specific translation units, which are
+// compiled with -mavx2 / -mavx512*: it must hold only plain data types and
+// `static` helpers (no templates or inline functions with external linkage,
+// whose out-of-line copies the linker could pick from an AVX-512 object and
+// run on a CPU without it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace weft::kernels {
+
+// Weight formats MatMul accepts, in table order.
+enum class WeightFormat : int {
+  kF32 = 0,
+  kF16,
+  kBF16,
+  kQ4_0,
+  kQ5_0,
+  kQ8_0,
+  kQ4_K,
+  kQ5_K,
+  kQ6_K,
+  kCount,
+};
+inline constexpr int kNumWeightFormats = static_cast<int>(WeightFormat::kCount);
+
+// How the activations X are handed to a matmul dot kernel.
+enum class ActFormat : int {
+  // Plain float rows (the caller's X, no copy).
+  kF32 = 0,
+  // bfloat16 rows, K elements padded with zeros to a multiple of 32.
+  kBF16,
+  // Q8x32: per 32 elements an int8 vector and a float scale. One row is
+  // int8 qs[K] | float d[K/32] | float ds[K/32], where x ~= d * qs and
+  // ds = d * sum(qs) of the block (for weights stored with an offset).
+  kQ8x32,
+  // Q8_K: K/256 BlockQ8_K (float d, int8 qs[256], int16 bsums[16]).
+  kQ8K,
+};
+
+// Bytes of one activation row of `k` elements in `fmt`, rounded up to 64.
+static inline size_t ActRowBytes(ActFormat fmt, int64_t k) {
+  size_t bytes = 0;
+  switch (fmt) {
+    case ActFormat::kF32: bytes = static_cast<size_t>(k) * 4; break;
+    case ActFormat::kBF16: bytes = static_cast<size_t>((k + 31) / 32 * 32) * 2; break;
+    case ActFormat::kQ8x32: bytes = static_cast<size_t>(k / 32) * 40; break;
+    case ActFormat::kQ8K: bytes = static_cast<size_t>(k / 256) * 292; break;
+  }
+  return (bytes + 63) / 64 * 64;
+}
+
+// The most activation rows one dot call handles.
+inline constexpr int kMaxDotCols = 4;
+
+// Converts one float row x[0..k) into `fmt` at xq (ActRowBytes bytes).
+using QuantizeActFn = void (*)(const float* x, void* xq, int64_t k);
+
+// out[c] = dot(weight row w, activation row c) for c < nc (1..kMaxDotCols);
+// activation row c starts at (const char*)xq + c * xq_stride.
+using DotFn = void (*)(int64_t k, const void* w, const void* xq,
+                       size_t xq_stride, int nc, float* out);
+
+struct MatMulKernel {
+  ActFormat act = ActFormat::kF32;  // what `quantize` produces
+  QuantizeActFn quantize = nullptr;  // null when act is kF32
+  DotFn dot = nullptr;
+};
+
+struct KernelTable {
+  const char* name = "scalar";  // "scalar", "avx2", "avx512"
+  MatMulKernel matmul[kNumWeightFormats];
+
+  // out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i] (w may be null: weight 1);
+  // out may alias x.
+  void (*rms_norm)(const float* x, const float* w, int64_t n, float eps,
+                   float* out) = nullptr;
+  // Rotates the first n_rot dims of each of n_heads heads ([n_heads,
+  // head_dim]) in place; cos_sin[2i] = cos, cos_sin[2i+1] = sin of pair i.
+  // neox: pairs (i, i + n_rot/2), else (2i, 2i+1).
+  void (*rope)(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot,
+               bool neox, const float* cos_sin) = nullptr;
+  // In place: x = exp(x - max) / sum.
+  void (*softmax)(float* x, int64_t n) = nullptr;
+  // y[i] = silu(x[i]) (* mul[i] when mul is not null); y may alias x.
+  void (*silu)(const float* x, const float* mul, float* y, int64_t n) = nullptr;
+  // y[i] = gelu_tanh(x[i]) (* mul[i] when mul is not null); y may alias x.
+  void (*gelu)(const float* x, const float* mul, float* y, int64_t n) = nullptr;
+  // sum a[i] * b[i]; b float32 or IEEE half bits.
+  float (*dot_f32)(const float* a, const float* b, int64_t n) = nullptr;
+  float (*dot_f16)(const float* a, const uint16_t* b, int64_t n) = nullptr;
+  // y[i] += alpha * x[i]; x float32 or IEEE half bits.
+  void (*axpy_f32)(float alpha, const float* x, float* y, int64_t n) = nullptr;
+  void (*axpy_f16)(float alpha, const uint16_t* x, float* y, int64_t n) = nullptr;
+  // Reads n bytes (n a multiple of 64, p 64-byte aligned) and returns a
+  // value that depends on all of them (the bandwidth probe).
+  uint64_t (*read_bytes)(const void* p, size_t n) = nullptr;
+};
+
+// The table of each ISA. The x86 ones exist only on x86-64 builds and may
+// only be called when the CPU supports them (isa.h checks).
+const KernelTable* ScalarKernelTable();
+const KernelTable* Avx2KernelTable();
+const KernelTable* Avx512KernelTable(bool has_bf16);
+
+}  // namespace weft::kernels

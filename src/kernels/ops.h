@@ -1,0 +1,70 @@
+// Vectorised elementwise kernels and single-query attention, dispatched
+// through the active ISA table (isa.h). Each has a scalar twin in the
+// scalar table; pass a table explicitly to force one.
+//
+// Thread safety: pure functions of their arguments.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/kernel_table.h"
+
+namespace weft::kernels {
+
+// out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i]; w may be null (weight 1);
+// out may alias x.
+void RmsNorm(const float* x, const float* w, int64_t n, float eps, float* out);
+
+enum class RopeStyle {
+  kNormal,  // rotates pairs (2i, 2i+1) (llama)
+  kNeox,    // rotates pairs (i, i + n_rot/2) (NeoX, Gemma, Qwen)
+};
+
+// Rotates the first n_rot dims of each head of x ([n_heads, head_dim]) in
+// place. cos_sin[2i] = cos(theta_i), cos_sin[2i+1] = sin(theta_i) for
+// i < n_rot/2 (scaling already applied). REQUIRES: n_rot even, <= head_dim.
+void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot,
+          RopeStyle style, const float* cos_sin);
+
+// In place over n values: x = exp(x - max) / sum(exp(x - max)).
+void Softmax(float* x, int64_t n);
+
+// y[i] = silu(x[i]) * (mul ? mul[i] : 1); y may alias x or mul.
+void Silu(const float* x, const float* mul, float* y, int64_t n);
+// y[i] = gelu_tanh(x[i]) * (mul ? mul[i] : 1); y may alias x or mul.
+void Gelu(const float* x, const float* mul, float* y, int64_t n);
+
+// Element type of cached keys / values.
+enum class KvType { kF32, kF16 };
+
+// One query row against n_kv cached rows: out = softmax(scale * q.K^T) V.
+struct AttentionArgs {
+  const float* q = nullptr;  // [head_dim]
+  const void* k = nullptr;   // n_kv rows of head_dim elements of k_type
+  const void* v = nullptr;   // n_kv rows of head_dim elements of v_type
+  KvType k_type = KvType::kF32;
+  KvType v_type = KvType::kF32;
+  size_t k_row_bytes = 0;    // bytes between K rows; 0: packed
+  size_t v_row_bytes = 0;    // bytes between V rows; 0: packed
+  int64_t n_kv = 0;          // rows to attend to (0: out = 0)
+  int64_t head_dim = 0;      // elements per row
+  float scale = 1.0f;        // applied to q.k before the softmax
+  float softcap = 0.0f;      // > 0: s = softcap * tanh(s / softcap)
+  float* scores = nullptr;   // [n_kv] caller scratch (probabilities on return)
+  float* out = nullptr;      // [head_dim]
+};
+
+void Attention(const AttentionArgs& args);
+
+// The same functions on an explicit table.
+void RmsNorm(const KernelTable& t, const float* x, const float* w, int64_t n,
+             float eps, float* out);
+void Rope(const KernelTable& t, float* x, int64_t n_heads, int64_t head_dim,
+          int64_t n_rot, RopeStyle style, const float* cos_sin);
+void Softmax(const KernelTable& t, float* x, int64_t n);
+void Silu(const KernelTable& t, const float* x, const float* mul, float* y, int64_t n);
+void Gelu(const KernelTable& t, const float* x, const float* mul, float* y, int64_t n);
+void Attention(const KernelTable& t, const AttentionArgs& args);
+
+}  // namespace weft::kernels

@@ -1,0 +1,354 @@
+// The scalar kernel table: portable reference twins of every kernel. The
+// SIMD tables are tested against these; they compute the same integer dot
+// products (same activation quantization, bit for bit) and differ only in
+// the order of float additions.
+#include <cmath>
+#include <cstring>
+
+#include "kernels/kernel_table.h"
+#include "tensor/blocks.h"
+#include "tensor/half.h"
+
+namespace weft::kernels {
+namespace {
+
+// ---- Activation quantization ----
+
+// x ~= d * q with q = round-half-even(x / d), d = max|x| / 127. SIMD
+// versions compute exactly these bytes.
+void QuantizeBlock8(const float* x, int n, int8_t* q, float* d_out,
+                    int* sum_out) {
+  float amax = 0;
+  for (int j = 0; j < n; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  int sum = 0;
+  for (int j = 0; j < n; ++j) {
+    long v = std::lrintf(x[j] * id);
+    v = v > 127 ? 127 : (v < -127 ? -127 : v);
+    q[j] = static_cast<int8_t>(v);
+    sum += static_cast<int>(v);
+  }
+  *d_out = d;
+  *sum_out = sum;
+}
+
+void QuantizeQ8x32(const float* x, void* xq, int64_t k) {
+  const int64_t nb = k / 32;
+  int8_t* qs = static_cast<int8_t*>(xq);
+  float* d = reinterpret_cast<float*>(qs + k);
+  float* ds = d + nb;
+  for (int64_t b = 0; b < nb; ++b) {
+    int sum;
+    QuantizeBlock8(x + b * 32, 32, qs + b * 32, &d[b], &sum);
+    ds[b] = d[b] * static_cast<float>(sum);
+  }
+}
+
+void QuantizeQ8K(const float* x, void* xq, int64_t k) {
+  BlockQ8_K* out = static_cast<BlockQ8_K*>(xq);
+  for (int64_t b = 0; b < k / kQK_K; ++b) {
+    int sum;
+    QuantizeBlock8(x + b * kQK_K, kQK_K, out[b].qs, &out[b].d, &sum);
+    for (int g = 0; g < 16; ++g) {
+      int s = 0;
+      for (int l = 0; l < 16; ++l) s += out[b].qs[g * 16 + l];
+      out[b].bsums[g] = static_cast<int16_t>(s);
+    }
+  }
+}
+
+// ---- Dot products of one weight row with one activation row ----
+
+float DotF32(int64_t k, const void* w, const void* x) {
+  const float* a = static_cast<const float*>(w);
+  const float* b = static_cast<const float*>(x);
+  float s = 0;
+  for (int64_t i = 0; i < k; ++i) s += a[i] * b[i];
+  return s;
+}
+
+float DotF16(int64_t k, const void* w, const void* x) {
+  const uint16_t* a = static_cast<const uint16_t*>(w);
+  const float* b = static_cast<const float*>(x);
+  float s = 0;
+  for (int64_t i = 0; i < k; ++i) s += Fp16ToFp32(a[i]) * b[i];
+  return s;
+}
+
+float DotBF16(int64_t k, const void* w, const void* x) {
+  const uint16_t* a = static_cast<const uint16_t*>(w);
+  const float* b = static_cast<const float*>(x);
+  float s = 0;
+  for (int64_t i = 0; i < k; ++i) s += Bf16ToFp32(a[i]) * b[i];
+  return s;
+}
+
+struct Q8x32Row {
+  const int8_t* qs;
+  const float* d;
+};
+
+Q8x32Row ViewQ8x32(const void* xq, int64_t k) {
+  const int8_t* qs = static_cast<const int8_t*>(xq);
+  return {qs, reinterpret_cast<const float*>(qs + k)};
+}
+
+float DotQ4_0(int64_t k, const void* w, const void* x) {
+  const BlockQ4_0* wb = static_cast<const BlockQ4_0*>(w);
+  const Q8x32Row a = ViewQ8x32(x, k);
+  float s = 0;
+  for (int64_t b = 0; b < k / 32; ++b) {
+    const int8_t* q = a.qs + b * 32;
+    int isum = 0;
+    for (int j = 0; j < 16; ++j) {
+      isum += ((wb[b].qs[j] & 0x0f) - 8) * q[j];
+      isum += ((wb[b].qs[j] >> 4) - 8) * q[j + 16];
+    }
+    s += Fp16ToFp32(wb[b].d) * a.d[b] * static_cast<float>(isum);
+  }
+  return s;
+}
+
+float DotQ5_0(int64_t k, const void* w, const void* x) {
+  const BlockQ5_0* wb = static_cast<const BlockQ5_0*>(w);
+  const Q8x32Row a = ViewQ8x32(x, k);
+  float s = 0;
+  for (int64_t b = 0; b < k / 32; ++b) {
+    uint32_t qh;
+    std::memcpy(&qh, wb[b].qh, 4);
+    const int8_t* q = a.qs + b * 32;
+    int isum = 0;
+    for (int j = 0; j < 16; ++j) {
+      const int h0 = (qh >> j) & 1, h1 = (qh >> (j + 16)) & 1;
+      isum += (((wb[b].qs[j] & 0x0f) | (h0 << 4)) - 16) * q[j];
+      isum += (((wb[b].qs[j] >> 4) | (h1 << 4)) - 16) * q[j + 16];
+    }
+    s += Fp16ToFp32(wb[b].d) * a.d[b] * static_cast<float>(isum);
+  }
+  return s;
+}
+
+float DotQ8_0(int64_t k, const void* w, const void* x) {
+  const BlockQ8_0* wb = static_cast<const BlockQ8_0*>(w);
+  const Q8x32Row a = ViewQ8x32(x, k);
+  float s = 0;
+  for (int64_t b = 0; b < k / 32; ++b) {
+    int isum = 0;
+    for (int j = 0; j < 32; ++j) isum += wb[b].qs[j] * a.qs[b * 32 + j];
+    s += Fp16ToFp32(wb[b].d) * a.d[b] * static_cast<float>(isum);
+  }
+  return s;
+}
+
+void ScaleMinK4(int j, const uint8_t* q, int* sc, int* m) {
+  if (j < 4) {
+    *sc = q[j] & 63;
+    *m = q[j + 4] & 63;
+  } else {
+    *sc = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
+    *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
+}
+
+// Q4_K and Q5_K (qh null for Q4_K): x = d*sc*q - dmin*m per 32-group.
+float DotQ45K(const uint8_t* scales, const uint8_t* qs, const uint8_t* qh,
+              float d, float dmin, const BlockQ8_K& a) {
+  int sumi = 0, summ = 0;
+  for (int j = 0; j < 4; ++j) {
+    int sc0, m0, sc1, m1;
+    ScaleMinK4(2 * j, scales, &sc0, &m0);
+    ScaleMinK4(2 * j + 1, scales, &sc1, &m1);
+    int s0 = 0, s1 = 0;
+    for (int l = 0; l < 32; ++l) {
+      int q0 = qs[32 * j + l] & 0x0f, q1 = qs[32 * j + l] >> 4;
+      if (qh != nullptr) {
+        q0 |= ((qh[l] >> (2 * j)) & 1) << 4;
+        q1 |= ((qh[l] >> (2 * j + 1)) & 1) << 4;
+      }
+      s0 += q0 * a.qs[64 * j + l];
+      s1 += q1 * a.qs[64 * j + 32 + l];
+    }
+    sumi += sc0 * s0 + sc1 * s1;
+    summ += m0 * (a.bsums[4 * j] + a.bsums[4 * j + 1]) +
+            m1 * (a.bsums[4 * j + 2] + a.bsums[4 * j + 3]);
+  }
+  return a.d * (d * static_cast<float>(sumi) - dmin * static_cast<float>(summ));
+}
+
+float DotQ4_K(int64_t k, const void* w, const void* x) {
+  const BlockQ4_K* wb = static_cast<const BlockQ4_K*>(w);
+  const BlockQ8_K* a = static_cast<const BlockQ8_K*>(x);
+  float s = 0;
+  for (int64_t b = 0; b < k / kQK_K; ++b) {
+    s += DotQ45K(wb[b].scales, wb[b].qs, nullptr, Fp16ToFp32(wb[b].d),
+                 Fp16ToFp32(wb[b].dmin), a[b]);
+  }
+  return s;
+}
+
+float DotQ5_K(int64_t k, const void* w, const void* x) {
+  const BlockQ5_K* wb = static_cast<const BlockQ5_K*>(w);
+  const BlockQ8_K* a = static_cast<const BlockQ8_K*>(x);
+  float s = 0;
+  for (int64_t b = 0; b < k / kQK_K; ++b) {
+    s += DotQ45K(wb[b].scales, wb[b].qs, wb[b].qh, Fp16ToFp32(wb[b].d),
+                 Fp16ToFp32(wb[b].dmin), a[b]);
+  }
+  return s;
+}
+
+float DotQ6_K(int64_t k, const void* w, const void* x) {
+  const BlockQ6_K* wb = static_cast<const BlockQ6_K*>(w);
+  const BlockQ8_K* a = static_cast<const BlockQ8_K*>(x);
+  float s = 0;
+  for (int64_t b = 0; b < k / kQK_K; ++b) {
+    int q6[kQK_K];
+    const uint8_t* ql = wb[b].ql;
+    const uint8_t* qh = wb[b].qh;
+    for (int n = 0; n < kQK_K; n += 128, ql += 64, qh += 32) {
+      for (int l = 0; l < 32; ++l) {
+        q6[n + l] = (ql[l] & 0x0f) | (((qh[l] >> 0) & 3) << 4);
+        q6[n + l + 32] = (ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4);
+        q6[n + l + 64] = (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4);
+        q6[n + l + 96] = (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4);
+      }
+    }
+    int sumi = 0;
+    for (int g = 0; g < 16; ++g) {
+      int sg = 0;
+      for (int l = 0; l < 16; ++l) sg += q6[16 * g + l] * a[b].qs[16 * g + l];
+      sumi += wb[b].scales[g] * (sg - 32 * a[b].bsums[g]);
+    }
+    s += Fp16ToFp32(wb[b].d) * a[b].d * static_cast<float>(sumi);
+  }
+  return s;
+}
+
+template <float (*kDot)(int64_t, const void*, const void*)>
+void DotCols(int64_t k, const void* w, const void* xq, size_t xq_stride,
+             int nc, float* out) {
+  for (int c = 0; c < nc; ++c) {
+    out[c] = kDot(k, w, static_cast<const char*>(xq) + c * xq_stride);
+  }
+}
+
+// ---- Elementwise and attention helpers ----
+
+void RmsNorm(const float* x, const float* w, int64_t n, float eps, float* out) {
+  float ss = 0;
+  for (int64_t i = 0; i < n; ++i) ss += x[i] * x[i];
+  const float scale = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = x[i] * scale * (w != nullptr ? w[i] : 1.0f);
+  }
+}
+
+void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot,
+          bool neox, const float* cs) {
+  const int64_t half = n_rot / 2;
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    for (int64_t i = 0; i < half; ++i) {
+      const int64_t i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+      const float c = cs[2 * i], s = cs[2 * i + 1];
+      const float x0 = v[i0], x1 = v[i1];
+      v[i0] = x0 * c - x1 * s;
+      v[i1] = x0 * s + x1 * c;
+    }
+  }
+}
+
+void Softmax(float* x, int64_t n) {
+  if (n <= 0) return;
+  float mx = x[0];
+  for (int64_t i = 1; i < n; ++i) mx = std::fmax(mx, x[i]);
+  float sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - mx);
+    sum += x[i];
+  }
+  const float inv = 1.0f / sum;
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void Silu(const float* x, const float* mul, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i] / (1.0f + std::exp(-x[i]));
+    y[i] = mul != nullptr ? v * mul[i] : v;
+  }
+}
+
+void Gelu(const float* x, const float* mul, float* y, int64_t n) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    const float g =
+        0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
+    y[i] = mul != nullptr ? g * mul[i] : g;
+  }
+}
+
+float VecDotF32(const float* a, const float* b, int64_t n) {
+  float s = 0;
+  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+float VecDotF16(const float* a, const uint16_t* b, int64_t n) {
+  float s = 0;
+  for (int64_t i = 0; i < n; ++i) s += a[i] * Fp16ToFp32(b[i]);
+  return s;
+}
+
+void AxpyF32(float alpha, const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+}
+
+void AxpyF16(float alpha, const uint16_t* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += alpha * Fp16ToFp32(x[i]);
+}
+
+uint64_t ReadBytes(const void* p, size_t n) {
+  const uint64_t* v = static_cast<const uint64_t*>(p);
+  uint64_t acc = 0;
+  for (size_t i = 0; i < n / 8; ++i) acc ^= v[i];
+  return acc;
+}
+
+KernelTable MakeScalarTable() {
+  KernelTable t;
+  t.name = "scalar";
+  auto set = [&t](WeightFormat f, ActFormat act, QuantizeActFn q, DotFn d) {
+    t.matmul[static_cast<int>(f)] = MatMulKernel{act, q, d};
+  };
+  set(WeightFormat::kF32, ActFormat::kF32, nullptr, DotCols<DotF32>);
+  set(WeightFormat::kF16, ActFormat::kF32, nullptr, DotCols<DotF16>);
+  set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<DotBF16>);
+  set(WeightFormat::kQ4_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ4_0>);
+  set(WeightFormat::kQ5_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ5_0>);
+  set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8_0>);
+  set(WeightFormat::kQ4_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ4_K>);
+  set(WeightFormat::kQ5_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ5_K>);
+  set(WeightFormat::kQ6_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ6_K>);
+  t.rms_norm = RmsNorm;
+  t.rope = Rope;
+  t.softmax = Softmax;
+  t.silu = Silu;
+  t.gelu = Gelu;
+  t.dot_f32 = VecDotF32;
+  t.dot_f16 = VecDotF16;
+  t.axpy_f32 = AxpyF32;
+  t.axpy_f16 = AxpyF16;
+  t.read_bytes = ReadBytes;
+  return t;
+}
+
+}  // namespace
+
+const KernelTable* ScalarKernelTable() {
+  static const KernelTable table = MakeScalarTable();
+  return &table;
+}
+
+}  // namespace weft::kernels

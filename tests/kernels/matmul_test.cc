@@ -1,0 +1,280 @@
+// MatMul on every ISA this CPU supports against the scalar twin, and the
+// scalar twin against a float reference (weights dequantized with
+// tensor/quant.h, activations exact, dot products in double), with
+// tolerances derived from each format's quantization step.
+#include "kernels/matmul.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/isa.h"
+#include "tensor/quant.h"
+#include "tensor/types.h"
+#include "util/strings.h"
+
+namespace weft::kernels {
+namespace {
+
+struct Problem {
+  GgmlType type;
+  int64_t m, n, k;
+  std::vector<float> x;          // [m, k]
+  std::vector<uint8_t> w;        // [n, row_bytes]
+  std::vector<float> w_deq;      // [n, k] dequantized weights
+  size_t row_bytes = 0;
+};
+
+Problem MakeProblem(GgmlType type, int64_t m, int64_t n, int64_t k, uint32_t seed) {
+  Problem p{type, m, n, k, {}, {}, {}};
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  p.x.resize(m * k);
+  for (int64_t r = 0; r < m; ++r) {
+    const float scale = 0.1f + static_cast<float>(r % 7);  // rows of varied size
+    for (int64_t i = 0; i < k; ++i) p.x[r * k + i] = scale * normal(rng);
+  }
+  std::vector<float> wf(n * k);
+  for (int64_t r = 0; r < n; ++r) {
+    const float scale = 0.02f * static_cast<float>(1 + r % 5);
+    for (int64_t i = 0; i < k; ++i) wf[r * k + i] = scale * normal(rng) + (i % 17 == 0 ? 0.05f : 0.0f);
+  }
+  p.row_bytes = RowBytes(type, k).value();
+  p.w.resize(p.row_bytes * n);
+  p.w_deq.resize(n * k);
+  for (int64_t r = 0; r < n; ++r) {
+    EXPECT_TRUE(QuantizeRow(type, wf.data() + r * k, p.w.data() + r * p.row_bytes, k).ok());
+    EXPECT_TRUE(DequantizeRow(type, p.w.data() + r * p.row_bytes, p.w_deq.data() + r * k, k).ok());
+  }
+  return p;
+}
+
+std::vector<float> RunMatMul(const KernelTable& t, const Problem& p, ThreadPool* pool) {
+  std::vector<float> y(p.m * p.n, -12345.0f);
+  MatMulArgs a;
+  a.w_type = p.type;
+  a.w = p.w.data();
+  a.x = p.x.data();
+  a.y = y.data();
+  a.m = p.m;
+  a.n = p.n;
+  a.k = p.k;
+  a.pool = pool;
+  MatMul(t, a);
+  return y;
+}
+
+int64_t ActBlock(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ4_0:
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ8_0: return 32;
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K:
+    case GgmlType::kQ6_K: return 256;
+    default: return 0;  // float activations
+  }
+}
+
+// Compares `got` with `want` element by element under tol[i]; on failure
+// prints the worst element (largest error / tolerance).
+void ExpectClose(const std::vector<float>& got, const std::vector<double>& want,
+                 const std::vector<double>& tol, int64_t n, const std::string& what) {
+  double worst = 0;
+  int64_t worst_i = -1;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double err = std::fabs(static_cast<double>(got[i]) - want[i]);
+    const double ratio = err / tol[i];
+    if (!(ratio <= worst) || std::isnan(got[i])) {
+      worst = std::isnan(got[i]) ? INFINITY : ratio;
+      worst_i = static_cast<int64_t>(i);
+    }
+  }
+  EXPECT_LE(worst, 1.0) << what << ": worst element y[" << worst_i / n << ", " << worst_i % n
+                        << "] = " << got[worst_i] << ", want " << want[worst_i]
+                        << ", tolerance " << tol[worst_i];
+}
+
+struct Shape {
+  GgmlType type;
+  int64_t k;
+};
+
+std::vector<Shape> Shapes() {
+  std::vector<Shape> s;
+  for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16}) {
+    for (int64_t k : {1, 7, 37, 100, 613}) s.push_back({t, k});
+  }
+  for (GgmlType t : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0}) {
+    for (int64_t k : {32, 96, 608}) s.push_back({t, k});
+  }
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+    for (int64_t k : {256, 768}) s.push_back({t, k});
+  }
+  return s;
+}
+
+std::string Name(const Shape& s, int64_t m, int64_t n) {
+  return StrFormat("%s M=%lld N=%lld K=%lld", std::string(TypeName(s.type)).c_str(),
+                   static_cast<long long>(m), static_cast<long long>(n),
+                   static_cast<long long>(s.k));
+}
+
+// The scalar twin against a float reference: error bounded by the
+// activation quantization (sum |w| * step/2 over the elements) plus float
+// rounding.
+TEST(MatMulTest, ScalarTwinMatchesFloatReference) {
+  const KernelTable& scalar = GetKernels(Isa::kScalar);
+  uint32_t seed = 1;
+  for (const Shape& s : Shapes()) {
+    for (int64_t m : {1, 3, 17}) {
+      const int64_t n = 19;
+      Problem p = MakeProblem(s.type, m, n, s.k, seed++);
+      std::vector<float> y = RunMatMul(scalar, p, nullptr);
+      std::vector<double> want(m * n), tol(m * n);
+      const int64_t ab = ActBlock(s.type);
+      for (int64_t r = 0; r < m; ++r) {
+        const float* x = p.x.data() + r * s.k;
+        std::vector<double> step(s.k, 0.0);
+        if (ab > 0) {
+          for (int64_t b = 0; b < s.k; b += ab) {
+            double amax = 0;
+            for (int64_t i = b; i < b + ab; ++i) amax = std::max(amax, std::fabs(double{x[i]}));
+            for (int64_t i = b; i < b + ab; ++i) step[i] = amax / 127.0;
+          }
+        }
+        for (int64_t c = 0; c < n; ++c) {
+          const float* w = p.w_deq.data() + c * s.k;
+          double dot = 0, abs_sum = 0, q_err = 0;
+          for (int64_t i = 0; i < s.k; ++i) {
+            dot += double{w[i]} * x[i];
+            abs_sum += std::fabs(double{w[i]} * x[i]);
+            q_err += std::fabs(double{w[i]}) * step[i] / 2;
+          }
+          want[r * n + c] = dot;
+          tol[r * n + c] = q_err * 1.01 + 2e-6 * abs_sum + 1e-6;
+        }
+      }
+      ExpectClose(y, want, tol, n, "scalar vs reference, " + Name(s, m, n));
+    }
+  }
+}
+
+// Every SIMD table against the scalar twin. They see the same int8
+// activations (bit for bit), so only float summation order differs (and
+// bf16 rounding of the activations where the table uses it).
+TEST(MatMulTest, EveryIsaMatchesScalarTwin) {
+  const KernelTable& scalar = GetKernels(Isa::kScalar);
+  ThreadPool pool(ThreadPoolOptions{.num_threads = 3});
+  for (Isa isa : SupportedIsas()) {
+    if (isa == Isa::kScalar) continue;
+    SCOPED_TRACE(std::string(IsaName(isa)));
+    const KernelTable& t = GetKernels(isa);
+    uint32_t seed = 100;
+    for (const Shape& s : Shapes()) {
+      for (int64_t m : {1, 3, 17, 255}) {
+        for (int64_t n : {1, 5, 67}) {
+          if (m == 255 && n != 67) continue;
+          Problem p = MakeProblem(s.type, m, n, s.k, seed++);
+          std::vector<float> want_f = RunMatMul(scalar, p, nullptr);
+          std::vector<float> got = RunMatMul(t, p, nullptr);
+          const bool bf16_act =
+              t.matmul[static_cast<int>(ToWeightFormat(s.type))].act == ActFormat::kBF16;
+          std::vector<double> want(want_f.begin(), want_f.end()), tol(m * n);
+          const int64_t blk = std::max<int64_t>(TypeTraits(s.type).block_size, 16);
+          for (int64_t r = 0; r < m; ++r) {
+            for (int64_t c = 0; c < n; ++c) {
+              // sum |x| * (max |w| of the block), the size of the terms.
+              double bound = 0;
+              for (int64_t b0 = 0; b0 < s.k; b0 += blk) {
+                double wmax = 0, xs = 0;
+                for (int64_t i = b0; i < std::min(s.k, b0 + blk); ++i) {
+                  wmax = std::max(wmax, std::fabs(double{p.w_deq[c * s.k + i]}));
+                  xs += std::fabs(double{p.x[r * s.k + i]});
+                }
+                bound += wmax * xs;
+              }
+              tol[r * n + c] = (bf16_act ? 1.0 / 256 : 2e-5) * bound + 1e-6;
+            }
+          }
+          ExpectClose(got, want, tol, n, "ISA vs scalar, " + Name(s, m, n));
+          // The thread count changes nothing, bit for bit.
+          std::vector<float> threaded = RunMatMul(t, p, &pool);
+          EXPECT_EQ(threaded, got) << "threaded, " << Name(s, m, n);
+        }
+      }
+    }
+  }
+}
+
+TEST(MatMulTest, StridesAndActiveIsa) {
+  Problem p = MakeProblem(GgmlType::kQ4_K, 5, 9, 512, 7);
+  const int64_t xs = 512 + 40, ys = 9 + 3;
+  const size_t ws = p.row_bytes + 32;
+  std::vector<float> x(5 * xs, NAN), y(5 * ys, -1.0f);
+  std::vector<uint8_t> w(9 * ws, 0xee);
+  for (int r = 0; r < 5; ++r) std::copy_n(p.x.data() + r * 512, 512, x.data() + r * xs);
+  for (int r = 0; r < 9; ++r) std::copy_n(p.w.data() + r * p.row_bytes, p.row_bytes, w.data() + r * ws);
+  MatMulArgs a;
+  a.w_type = GgmlType::kQ4_K;
+  a.w = w.data();
+  a.w_row_bytes = ws;
+  a.x = x.data();
+  a.x_row_stride = xs;
+  a.y = y.data();
+  a.y_row_stride = ys;
+  a.m = 5;
+  a.n = 9;
+  a.k = 512;
+  MatMul(a);  // the active (best) ISA
+  std::vector<float> packed = RunMatMul(Kernels(), p, nullptr);
+  for (int r = 0; r < 5; ++r) {
+    for (int c = 0; c < 9; ++c) EXPECT_EQ(y[r * ys + c], packed[r * 9 + c]);
+    for (int c = 9; c < ys; ++c) EXPECT_EQ(y[r * ys + c], -1.0f) << "wrote past N";
+  }
+}
+
+TEST(MatMulTest, SupportedTypesAndEmptyShapes) {
+  EXPECT_TRUE(MatMulSupports(GgmlType::kQ5_0));
+  EXPECT_TRUE(MatMulSupports(GgmlType::kBF16));
+  EXPECT_FALSE(MatMulSupports(GgmlType::kQ2_K));
+  EXPECT_FALSE(MatMulSupports(GgmlType::kI32));
+  float y[4] = {1, 2, 3, 4};
+  const float x[4] = {0, 0, 0, 0};
+  MatMulArgs a;
+  a.w_type = GgmlType::kF32;
+  a.w = x;
+  a.x = x;
+  a.y = y;
+  a.m = 0;
+  a.n = 4;
+  a.k = 1;
+  MatMul(a);  // nothing to do
+  EXPECT_EQ(y[0], 1.0f);
+  a.m = 1;
+  a.k = 0;
+  MatMul(a);  // empty dot products are zero
+  EXPECT_EQ(y[3], 0.0f);
+}
+
+TEST(MatMulDeathTest, RejectsBadShapes) {
+  float buf[64] = {};
+  MatMulArgs a;
+  a.w_type = GgmlType::kQ4_0;
+  a.w = buf;
+  a.x = buf;
+  a.y = buf;
+  a.m = 1;
+  a.n = 1;
+  a.k = 33;
+  EXPECT_DEATH(MatMul(a), "multiple");
+  a.w_type = GgmlType::kQ2_K;
+  a.k = 256;
+  EXPECT_DEATH(MatMul(a), "does not support");
+}
+
+}  // namespace
+}  // namespace weft::kernels
