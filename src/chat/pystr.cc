@@ -1,0 +1,559 @@
+#include "chat/pystr.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include "util/strings.h"
+
+namespace weft::chat {
+namespace {
+
+// Invalid UTF-8 bytes decode to 0xDC00 + byte (Python's surrogateescape) so
+// that they re-encode to the same byte.
+constexpr uint32_t kEscapeBase = 0xDC00;
+
+// Approximates Python's str.isprintable() for non-ASCII code points.
+bool IsPrintableNonAscii(uint32_t cp) {
+  if (cp < 0xA1) return false;  // C1 controls and NBSP
+  if (cp == 0xAD) return false;
+  if (cp >= 0x2000 && cp <= 0x200F) return false;
+  if (cp >= 0x2028 && cp <= 0x202F) return false;
+  if (cp >= 0x205F && cp <= 0x206F) return false;
+  if (cp == 0x3000 || cp == 0xFEFF || cp == 0x1680) return false;
+  if (cp >= 0xD800 && cp <= 0xF8FF) return false;  // surrogates, private use
+  if (cp >= 0xFFF0 && cp <= 0xFFFF) return cp == 0xFFFC || cp == 0xFFFD;
+  if (cp >= 0xF0000) return false;
+  return true;
+}
+
+std::string ReprString(std::string_view s) {
+  bool has_single = s.find('\'') != std::string_view::npos;
+  bool has_double = s.find('"') != std::string_view::npos;
+  char quote = (has_single && !has_double) ? '"' : '\'';
+  std::string out(1, quote);
+  for (uint32_t cp : DecodeUtf8(s)) {
+    if (cp == static_cast<uint32_t>(quote) || cp == '\\') {
+      out += '\\';
+      out += static_cast<char>(cp);
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else if (cp < 0x20 || cp == 0x7F) {
+      out += StrFormat("\\x%02x", cp);
+    } else if (cp < 0x7F) {
+      out += static_cast<char>(cp);
+    } else if (cp >= kEscapeBase && cp < kEscapeBase + 0x100) {
+      out += StrFormat("\\udc%02x", cp - kEscapeBase);
+    } else if (!IsPrintableNonAscii(cp)) {
+      if (cp < 0x100) {
+        out += StrFormat("\\x%02x", cp);
+      } else if (cp < 0x10000) {
+        out += StrFormat("\\u%04x", cp);
+      } else {
+        out += StrFormat("\\U%08x", cp);
+      }
+    } else {
+      AppendUtf8(cp, &out);
+    }
+  }
+  out += quote;
+  return out;
+}
+
+void JsonString(std::string_view s, bool ensure_ascii, std::string* out) {
+  *out += '"';
+  auto one = [&](uint32_t c) {
+    switch (c) {
+      case '"':
+        *out += "\\\"";
+        return;
+      case '\\':
+        *out += "\\\\";
+        return;
+      case '\n':
+        *out += "\\n";
+        return;
+      case '\r':
+        *out += "\\r";
+        return;
+      case '\t':
+        *out += "\\t";
+        return;
+      case '\b':
+        *out += "\\b";
+        return;
+      case '\f':
+        *out += "\\f";
+        return;
+      default:
+        break;
+    }
+    if (c < 0x20) {
+      *out += StrFormat("\\u%04x", c);
+    } else if (c < 0x80) {
+      *out += static_cast<char>(c);
+    } else if (c >= 0x10000) {
+      uint32_t v = c - 0x10000;
+      *out +=
+          StrFormat("\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
+    } else {
+      *out += StrFormat("\\u%04x", c);
+    }
+  };
+  if (ensure_ascii) {
+    for (uint32_t c : DecodeUtf8(s)) one(c);
+  } else {
+    for (char ch : s) {
+      unsigned char c = static_cast<unsigned char>(ch);
+      if (c < 0x80) {
+        one(c);
+      } else {
+        *out += ch;
+      }
+    }
+  }
+  *out += '"';
+}
+
+struct JsonWriter {
+  const JsonOptions& opts;
+  std::string item_sep;
+  std::string key_sep;
+  std::string indent_unit;
+  bool indented;
+  int depth = 0;
+
+  void Newline(std::string* out, int level) {
+    *out += '\n';
+    for (int i = 0; i < level; ++i) *out += indent_unit;
+  }
+
+  Status Write(const Value& v, std::string* out) {
+    if (++depth > 500) return InvalidArgumentError("tojson: nesting too deep");
+    Status s = WriteInner(v, out);
+    --depth;
+    return s;
+  }
+
+  Status Key(const Value& k, std::string* out) {
+    if (k.is_string()) {
+      JsonString(k.str(), opts.ensure_ascii, out);
+    } else if (k.is_bool()) {
+      *out += k.boolean() ? "\"true\"" : "\"false\"";
+    } else if (k.is_none()) {
+      *out += "\"null\"";
+    } else if (k.is_int()) {
+      *out += '"' + std::to_string(k.integer()) + '"';
+    } else if (k.is_float()) {
+      *out += '"' + PyFloatRepr(k.number()) + '"';
+    } else {
+      return InvalidArgumentError(
+          "keys must be str, int, float, bool or None, "
+          "not " +
+          k.TypeName());
+    }
+    return OkStatus();
+  }
+
+  Status WriteInner(const Value& v, std::string* out) {
+    switch (v.kind()) {
+      case ValueKind::kNone:
+        *out += "null";
+        return OkStatus();
+      case ValueKind::kBool:
+        *out += v.boolean() ? "true" : "false";
+        return OkStatus();
+      case ValueKind::kInt:
+        *out += std::to_string(v.integer());
+        return OkStatus();
+      case ValueKind::kFloat: {
+        double d = v.number();
+        if (std::isnan(d)) {
+          *out += "NaN";
+        } else if (std::isinf(d)) {
+          *out += d > 0 ? "Infinity" : "-Infinity";
+        } else {
+          *out += PyFloatRepr(d);
+        }
+        return OkStatus();
+      }
+      case ValueKind::kString:
+        JsonString(v.str(), opts.ensure_ascii, out);
+        return OkStatus();
+      case ValueKind::kList:
+      case ValueKind::kTuple: {
+        const auto& items = v.list();
+        if (items.empty()) {
+          *out += "[]";
+          return OkStatus();
+        }
+        *out += '[';
+        for (size_t i = 0; i < items.size(); ++i) {
+          if (i > 0) *out += item_sep;
+          if (indented) Newline(out, depth);
+          RETURN_IF_ERROR(Write(items[i], out));
+        }
+        if (indented) Newline(out, depth - 1);
+        *out += ']';
+        return OkStatus();
+      }
+      case ValueKind::kDict: {
+        const Dict& d = v.dict();
+        if (d.empty()) {
+          *out += "{}";
+          return OkStatus();
+        }
+        std::vector<const std::pair<Value, Value>*> entries;
+        for (const auto& e : d.entries()) entries.push_back(&e);
+        if (opts.sort_keys) {
+          Status err;
+          std::stable_sort(entries.begin(), entries.end(),
+                           [&](const auto* a, const auto* b) {
+                             auto lt = LessThan(a->first, b->first);
+                             if (!lt.ok()) {
+                               err = lt.status();
+                               return false;
+                             }
+                             return *lt;
+                           });
+          RETURN_IF_ERROR(err);
+        }
+        *out += '{';
+        for (size_t i = 0; i < entries.size(); ++i) {
+          if (i > 0) *out += item_sep;
+          if (indented) Newline(out, depth);
+          RETURN_IF_ERROR(Key(entries[i]->first, out));
+          *out += key_sep;
+          RETURN_IF_ERROR(Write(entries[i]->second, out));
+        }
+        if (indented) Newline(out, depth - 1);
+        *out += '}';
+        return OkStatus();
+      }
+      default:
+        return InvalidArgumentError("Object of type " + v.TypeName() +
+                                    " is not JSON serializable");
+    }
+  }
+};
+
+}  // namespace
+
+std::string PyFloatRepr(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto res =
+      std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::scientific);
+  std::string sci(buf, res.ptr);
+  bool neg = false;
+  size_t p = 0;
+  if (sci[0] == '-') {
+    neg = true;
+    p = 1;
+  }
+  size_t epos = sci.find('e');
+  std::string digits;
+  for (size_t i = p; i < epos; ++i) {
+    if (sci[i] != '.') digits += sci[i];
+  }
+  int exp = std::atoi(sci.c_str() + epos + 1);
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  std::string out = neg ? "-" : "";
+  int nd = static_cast<int>(digits.size());
+  if (exp >= -4 && exp < 16) {
+    if (exp < 0) {
+      out += "0.";
+      out.append(static_cast<size_t>(-exp - 1), '0');
+      out += digits;
+    } else if (exp >= nd - 1) {
+      out += digits;
+      out.append(static_cast<size_t>(exp - (nd - 1)), '0');
+      out += ".0";
+    } else {
+      out += digits.substr(0, static_cast<size_t>(exp + 1));
+      out += '.';
+      out += digits.substr(static_cast<size_t>(exp + 1));
+    }
+  } else {
+    out += digits[0];
+    if (nd > 1) {
+      out += '.';
+      out += digits.substr(1);
+    }
+    out += StrFormat("e%c%02d", exp < 0 ? '-' : '+', std::abs(exp));
+  }
+  return out;
+}
+
+std::string PyStr(const Value& v) {
+  switch (v.kind()) {
+    case ValueKind::kUndefined:
+      return "";
+    case ValueKind::kString:
+      return v.str();
+    default:
+      return PyRepr(v);
+  }
+}
+
+std::string PyRepr(const Value& v) {
+  switch (v.kind()) {
+    case ValueKind::kUndefined:
+      return "Undefined";
+    case ValueKind::kNone:
+      return "None";
+    case ValueKind::kBool:
+      return v.boolean() ? "True" : "False";
+    case ValueKind::kInt:
+      return std::to_string(v.integer());
+    case ValueKind::kFloat:
+      return PyFloatRepr(v.number());
+    case ValueKind::kString:
+      return v.is_safe() ? "Markup(" + ReprString(v.str()) + ")"
+                         : ReprString(v.str());
+    case ValueKind::kList:
+    case ValueKind::kTuple: {
+      std::string out = v.is_list() ? "[" : "(";
+      const auto& items = v.list();
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += PyRepr(items[i]);
+      }
+      if (v.is_tuple() && items.size() == 1) out += ',';
+      out += v.is_list() ? "]" : ")";
+      return out;
+    }
+    case ValueKind::kDict:
+    case ValueKind::kNamespace: {
+      std::string out = v.is_namespace() ? "<Namespace {" : "{";
+      bool first = true;
+      for (const auto& [k, val] : v.dict().entries()) {
+        if (!first) out += ", ";
+        first = false;
+        out += PyRepr(k) + ": " + PyRepr(val);
+      }
+      out += v.is_namespace() ? "}>" : "}";
+      return out;
+    }
+    case ValueKind::kCallable:
+      return "<function " + v.callable().Name() + ">";
+  }
+  return "";
+}
+
+StatusOr<std::string> ToJson(const Value& v, const JsonOptions& opts) {
+  JsonWriter w{opts, "", "", "", false};
+  w.indented = opts.indent >= 0 || opts.indent_str.has_value();
+  if (opts.indent_str.has_value()) {
+    w.indent_unit = *opts.indent_str;
+  } else if (opts.indent > 0) {
+    w.indent_unit.assign(static_cast<size_t>(opts.indent), ' ');
+  }
+  w.item_sep =
+      !opts.item_sep.empty() ? opts.item_sep : (w.indented ? "," : ", ");
+  w.key_sep = !opts.key_sep.empty() ? opts.key_sep : ": ";
+  std::string out;
+  RETURN_IF_ERROR(w.Write(v, &out));
+  return out;
+}
+
+std::string HtmlEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::vector<uint32_t> DecodeUtf8(std::string_view s) {
+  std::vector<uint32_t> out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    int n = c < 0x80         ? 0
+            : (c >> 5) == 6  ? 1
+            : (c >> 4) == 14 ? 2
+            : (c >> 3) == 30 ? 3
+                             : -1;
+    uint32_t cp = n == 0   ? c
+                  : n == 1 ? (c & 0x1F)
+                  : n == 2 ? (c & 0x0F)
+                           : (c & 0x07);
+    bool ok = n >= 0 && i + static_cast<size_t>(n) < s.size();
+    for (int k = 1; ok && k <= n; ++k) {
+      unsigned char cc =
+          static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
+      if ((cc >> 6) != 2) {
+        ok = false;
+      } else {
+        cp = (cp << 6) | (cc & 0x3F);
+      }
+    }
+    if (ok && n > 0) {
+      static const uint32_t kMin[4] = {0, 0x80, 0x800, 0x10000};
+      if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp < 0xE000)) {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      out.push_back(kEscapeBase + c);
+      i += 1;
+    } else {
+      out.push_back(cp);
+      i += static_cast<size_t>(n) + 1;
+    }
+  }
+  return out;
+}
+
+void AppendUtf8(uint32_t cp, std::string* out) {
+  if (cp >= kEscapeBase + 0x80 && cp < kEscapeBase + 0x100) {
+    *out += static_cast<char>(cp - kEscapeBase);
+  } else if (cp < 0x80) {
+    *out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    *out += static_cast<char>(0xC0 | (cp >> 6));
+    *out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    *out += static_cast<char>(0xE0 | (cp >> 12));
+    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    *out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    *out += static_cast<char>(0xF0 | (cp >> 18));
+    *out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    *out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+std::string EncodeUtf8(const std::vector<uint32_t>& cps, size_t begin,
+                       size_t end) {
+  std::string out;
+  for (size_t i = begin; i < end && i < cps.size(); ++i)
+    AppendUtf8(cps[i], &out);
+  return out;
+}
+
+size_t CodePointCount(std::string_view s) {
+  if (IsAscii(s)) return s.size();
+  return DecodeUtf8(s).size();
+}
+
+bool IsAscii(std::string_view s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return true;
+}
+
+bool IsPyWhitespace(uint32_t cp) {
+  switch (cp) {
+    case ' ':
+    case '\t':
+    case '\n':
+    case '\v':
+    case '\f':
+    case '\r':
+    case 0x1C:
+    case 0x1D:
+    case 0x1E:
+    case 0x1F:
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
+      return true;
+    default:
+      return cp >= 0x2000 && cp <= 0x200A;
+  }
+}
+
+std::string PyStrip(std::string_view s, const std::optional<std::string>& chars,
+                    bool left, bool right) {
+  std::vector<uint32_t> cps = DecodeUtf8(s);
+  std::vector<uint32_t> set;
+  if (chars.has_value()) set = DecodeUtf8(*chars);
+  auto strip = [&](uint32_t cp) {
+    if (!chars.has_value()) return IsPyWhitespace(cp);
+    return std::find(set.begin(), set.end(), cp) != set.end();
+  };
+  size_t b = 0, e = cps.size();
+  if (left) {
+    while (b < e && strip(cps[b])) ++b;
+  }
+  if (right) {
+    while (e > b && strip(cps[e - 1])) --e;
+  }
+  return EncodeUtf8(cps, b, e);
+}
+
+std::vector<std::string> PySplitLines(std::string_view s) {
+  std::vector<std::string> lines;
+  std::vector<uint32_t> cps = DecodeUtf8(s);
+  size_t start = 0;
+  size_t i = 0;
+  while (i < cps.size()) {
+    uint32_t c = cps[i];
+    bool brk = c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == 0x1C ||
+               c == 0x1D || c == 0x1E || c == 0x85 || c == 0x2028 ||
+               c == 0x2029;
+    if (!brk) {
+      ++i;
+      continue;
+    }
+    lines.push_back(EncodeUtf8(cps, start, i));
+    if (c == '\r' && i + 1 < cps.size() && cps[i + 1] == '\n') ++i;
+    ++i;
+    start = i;
+  }
+  if (start < cps.size()) lines.push_back(EncodeUtf8(cps, start, cps.size()));
+  return lines;
+}
+
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string AsciiUpper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  }
+  return out;
+}
+
+}  // namespace weft::chat
