@@ -1,0 +1,156 @@
+#include "model/weights.h"
+
+#include <cmath>
+
+#include "tensor/quant.h"
+#include "util/strings.h"
+
+namespace weft::model {
+namespace {
+
+std::string ShapeString(const gguf::TensorInfo& t) {
+  std::string s = "[";
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(t.dims[i]);
+  }
+  return s + "]";
+}
+
+class Loader {
+ public:
+  explicit Loader(const gguf::GgufFile& f) : f_(f) {}
+
+  // A matrix with ggml dims {cols, rows}.
+  StatusOr<WeightMatrix> Matrix(const std::string& name, int64_t rows,
+                                int64_t cols) {
+    const gguf::TensorInfo* t = f_.FindTensor(name);
+    if (t == nullptr) return Missing(name);
+    if (t->dims.size() != 2 || t->dims[0] != static_cast<uint64_t>(cols) ||
+        t->dims[1] != static_cast<uint64_t>(rows)) {
+      return InvalidArgumentError(StrFormat(
+          "%s: tensor %s has shape %s, want [%lld, %lld]", f_.path().c_str(),
+          name.c_str(), ShapeString(*t).c_str(), static_cast<long long>(cols),
+          static_cast<long long>(rows)));
+    }
+    if (!CanDequantize(t->type)) {
+      return UnimplementedError(StrFormat(
+          "%s: tensor %s has type %s, which Weft cannot dequantize",
+          f_.path().c_str(), name.c_str(),
+          std::string(TypeName(t->type)).c_str()));
+    }
+    auto rb = RowBytes(t->type, static_cast<uint64_t>(cols));
+    if (!rb.ok()) {
+      return InvalidArgumentError(StrFormat("%s: tensor %s: %s", f_.path().c_str(),
+                                            name.c_str(),
+                                            rb.status().message().c_str()));
+    }
+    if (*rb * static_cast<uint64_t>(rows) != t->nbytes) {
+      return DataLossError(StrFormat("%s: tensor %s has %llu bytes, want %llu",
+                                     f_.path().c_str(), name.c_str(),
+                                     static_cast<unsigned long long>(t->nbytes),
+                                     static_cast<unsigned long long>(*rb * rows)));
+    }
+    WeightMatrix m;
+    m.name = name;
+    m.type = t->type;
+    m.rows = rows;
+    m.cols = cols;
+    m.row_bytes = *rb;
+    m.data = t->data;
+    return m;
+  }
+
+  // A 1-D vector of n elements, dequantized to float32.
+  StatusOr<WeightVector> Vector(const std::string& name, int64_t n,
+                                bool optional = false) {
+    const gguf::TensorInfo* t = f_.FindTensor(name);
+    if (t == nullptr) {
+      if (optional) return WeightVector();
+      return Missing(name);
+    }
+    if (t->n_elements != static_cast<uint64_t>(n) ||
+        (t->dims.size() != 1 && !(t->dims.size() == 2 && t->dims[1] == 1))) {
+      return InvalidArgumentError(StrFormat(
+          "%s: tensor %s has shape %s, want [%lld]", f_.path().c_str(),
+          name.c_str(), ShapeString(*t).c_str(), static_cast<long long>(n)));
+    }
+    WeightVector v(static_cast<size_t>(n));
+    Status s = DequantizeRow(t->type, t->data, v.data(), n);
+    if (!s.ok()) {
+      return InvalidArgumentError(StrFormat("%s: tensor %s: %s", f_.path().c_str(),
+                                            name.c_str(), s.message().c_str()));
+    }
+    for (float x : v) {
+      if (!std::isfinite(x)) {
+        return DataLossError(StrFormat("%s: tensor %s has non-finite values",
+                                       f_.path().c_str(), name.c_str()));
+      }
+    }
+    return v;
+  }
+
+ private:
+  Status Missing(const std::string& name) {
+    return NotFoundError(
+        StrFormat("%s: missing tensor %s", f_.path().c_str(), name.c_str()));
+  }
+  const gguf::GgufFile& f_;
+};
+
+}  // namespace
+
+StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
+                                   const ModelConfig& c) {
+  Loader ld(file);
+  ModelWeights w;
+  ASSIGN_OR_RETURN(w.token_embd, ld.Matrix("token_embd.weight", c.n_vocab, c.n_embd));
+  if (c.tied_output) {
+    w.output = w.token_embd;
+  } else {
+    ASSIGN_OR_RETURN(w.output, ld.Matrix("output.weight", c.n_vocab, c.n_embd));
+  }
+  ASSIGN_OR_RETURN(w.output_norm, ld.Vector("output_norm.weight", c.n_embd));
+  ASSIGN_OR_RETURN(w.rope_freqs, ld.Vector("rope_freqs.weight", c.n_rot / 2,
+                                           /*optional=*/true));
+  for (float x : w.rope_freqs) {
+    if (!(x > 0)) {
+      return InvalidArgumentError(StrFormat(
+          "%s: tensor rope_freqs.weight has a non-positive factor",
+          file.path().c_str()));
+    }
+  }
+  w.layers.resize(static_cast<size_t>(c.n_layer));
+  for (int64_t il = 0; il < c.n_layer; ++il) {
+    LayerWeights& L = w.layers[static_cast<size_t>(il)];
+    const std::string p = StrFormat("blk.%lld.", static_cast<long long>(il));
+    ASSIGN_OR_RETURN(L.attn_norm, ld.Vector(p + "attn_norm.weight", c.n_embd));
+    ASSIGN_OR_RETURN(L.wq, ld.Matrix(p + "attn_q.weight", c.q_dim(), c.n_embd));
+    ASSIGN_OR_RETURN(L.wk, ld.Matrix(p + "attn_k.weight", c.k_dim(), c.n_embd));
+    ASSIGN_OR_RETURN(L.wv, ld.Matrix(p + "attn_v.weight", c.v_dim(), c.n_embd));
+    if (c.qkv_bias) {
+      ASSIGN_OR_RETURN(L.bq, ld.Vector(p + "attn_q.bias", c.q_dim()));
+      ASSIGN_OR_RETURN(L.bk, ld.Vector(p + "attn_k.bias", c.k_dim()));
+      ASSIGN_OR_RETURN(L.bv, ld.Vector(p + "attn_v.bias", c.v_dim()));
+    }
+    ASSIGN_OR_RETURN(L.wo, ld.Matrix(p + "attn_output.weight", c.n_embd,
+                                     c.n_head * c.head_dim_v));
+    if (c.qk_norm) {
+      ASSIGN_OR_RETURN(L.q_norm, ld.Vector(p + "attn_q_norm.weight", c.head_dim_k));
+      ASSIGN_OR_RETURN(L.k_norm, ld.Vector(p + "attn_k_norm.weight", c.head_dim_k));
+    }
+    if (c.post_norms) {
+      ASSIGN_OR_RETURN(L.post_attn_norm,
+                       ld.Vector(p + "post_attention_norm.weight", c.n_embd));
+      ASSIGN_OR_RETURN(L.post_ffn_norm,
+                       ld.Vector(p + "post_ffw_norm.weight", c.n_embd));
+    }
+    ASSIGN_OR_RETURN(L.ffn_norm, ld.Vector(p + "ffn_norm.weight", c.n_embd));
+    ASSIGN_OR_RETURN(L.ffn_gate, ld.Matrix(p + "ffn_gate.weight", c.n_ff, c.n_embd));
+    ASSIGN_OR_RETURN(L.ffn_up, ld.Matrix(p + "ffn_up.weight", c.n_ff, c.n_embd));
+    ASSIGN_OR_RETURN(L.ffn_down, ld.Matrix(p + "ffn_down.weight", c.n_embd, c.n_ff));
+  }
+  return w;
+}
+
+}  // namespace weft::model

@@ -1,0 +1,66 @@
+// Model weights as zero-copy views into a mapped GGUF file, checked against
+// the ModelConfig at load time.
+//
+// Thread safety: immutable after LoadWeights(); safe to share.
+// Invariants: every WeightMatrix has rows * row_bytes bytes at `data`, its
+// type can be dequantized, and its shape matches the config.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf.h"
+#include "model/config.h"
+#include "tensor/types.h"
+#include "util/status.h"
+
+namespace weft::model {
+
+// A [rows, cols] matrix (ggml dims {cols, rows}), row-major, each row
+// `row_bytes` of encoded blocks.
+struct WeightMatrix {
+  std::string name;                 // tensor name, for errors
+  GgmlType type = GgmlType::kF32;   // element encoding
+  int64_t rows = 0;                 // output features
+  int64_t cols = 0;                 // input features (the dot length)
+  uint64_t row_bytes = 0;           // bytes per encoded row
+  const uint8_t* data = nullptr;    // into the mapping; null = absent
+
+  bool present() const { return data != nullptr; }
+  const uint8_t* row(int64_t r) const { return data + r * row_bytes; }
+};
+
+// A 1-D float32 vector (norm weights, biases). Empty when absent.
+using WeightVector = std::vector<float>;
+
+struct LayerWeights {
+  WeightVector attn_norm;       // [n_embd]
+  WeightMatrix wq;              // [q_dim, n_embd]
+  WeightMatrix wk;              // [k_dim, n_embd]
+  WeightMatrix wv;              // [v_dim, n_embd]
+  WeightVector bq, bk, bv;      // [q_dim], [k_dim], [v_dim] (qwen2)
+  WeightMatrix wo;              // [n_embd, n_head * head_dim_v]
+  WeightVector q_norm, k_norm;  // [head_dim_k] (gemma3)
+  WeightVector post_attn_norm;  // [n_embd] (gemma3)
+  WeightVector ffn_norm;        // [n_embd]
+  WeightMatrix ffn_gate;        // [n_ff, n_embd]
+  WeightMatrix ffn_up;          // [n_ff, n_embd]
+  WeightMatrix ffn_down;        // [n_embd, n_ff]
+  WeightVector post_ffn_norm;   // [n_embd] (gemma3)
+};
+
+struct ModelWeights {
+  WeightMatrix token_embd;      // [n_vocab, n_embd]
+  WeightMatrix output;          // [n_vocab, n_embd]; == token_embd when tied
+  WeightVector output_norm;     // [n_embd]
+  WeightVector rope_freqs;      // [n_rot / 2] or empty (llama3 factors)
+  std::vector<LayerWeights> layers;
+};
+
+// Finds and checks every tensor the config needs. Errors name the tensor
+// (missing, wrong shape, or a type Weft cannot dequantize).
+StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
+                                   const ModelConfig& config);
+
+}  // namespace weft::model

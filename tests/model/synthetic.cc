@@ -1,0 +1,115 @@
+#include "tests/model/synthetic.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "tensor/quant.h"
+#include "util/check.h"
+
+namespace weft::model::testing {
+namespace {
+
+class Builder {
+ public:
+  Builder(const SyntheticSpec& s) : s_(s), rng_(s.seed) {}
+
+  void Matrix(const std::string& name, int64_t rows, int64_t cols, float scale) {
+    if (name == s_.skip_tensor) return;
+    if (name == s_.wrong_shape_tensor) ++rows;
+    std::vector<float> v(static_cast<size_t>(rows * cols));
+    for (float& x : v) x = dist_(rng_) * scale;
+    auto rb = RowBytes(s_.type, static_cast<uint64_t>(cols));
+    CHECK(rb.ok()) << name;
+    std::vector<uint8_t> bytes(static_cast<size_t>(*rb * rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      CHECK(QuantizeRow(s_.type, v.data() + r * cols, bytes.data() + r * *rb, cols).ok());
+    }
+    CHECK(w_.AddTensor(name, s_.type,
+                       {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)},
+                       bytes)
+              .ok());
+  }
+  void Vector(const std::string& name, int64_t n, float center, float spread) {
+    if (name == s_.skip_tensor) return;
+    if (name == s_.wrong_shape_tensor) ++n;
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = center + dist_(rng_) * spread;
+    std::vector<uint8_t> bytes(v.size() * 4);
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+    CHECK(w_.AddTensor(name, GgmlType::kF32, {static_cast<uint64_t>(n)}, bytes).ok());
+  }
+  gguf::GgufWriter& writer() { return w_; }
+
+ private:
+  const SyntheticSpec& s_;
+  std::mt19937 rng_;
+  std::uniform_real_distribution<float> dist_{-1.0f, 1.0f};
+  gguf::GgufWriter w_;
+};
+
+}  // namespace
+
+std::vector<uint8_t> BuildSynthetic(const SyntheticSpec& s) {
+  Builder b(s);
+  auto& w = b.writer();
+  const std::string p = s.arch + ".";
+  const int64_t hd = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
+  w.SetString("general.architecture", s.arch);
+  w.SetUint32(p + "context_length", 256);
+  w.SetUint32(p + "embedding_length", static_cast<uint32_t>(s.n_embd));
+  w.SetUint32(p + "block_count", static_cast<uint32_t>(s.n_layer));
+  w.SetUint32(p + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  w.SetUint32(p + "attention.head_count", static_cast<uint32_t>(s.n_head));
+  w.SetUint32(p + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+  w.SetFloat32(p + "attention.layer_norm_rms_epsilon", 1e-6f);
+  if (s.head_dim > 0) {
+    w.SetUint32(p + "attention.key_length", static_cast<uint32_t>(hd));
+    w.SetUint32(p + "attention.value_length", static_cast<uint32_t>(hd));
+  }
+  if (s.arch == "gemma3") {
+    w.SetUint32(p + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
+    w.SetFloat32(p + "rope.freq_base", 1e6f);
+  }
+  const float ws = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
+  b.Matrix("token_embd.weight", s.n_vocab, s.n_embd, 1.0f);
+  if (!s.tied) b.Matrix("output.weight", s.n_vocab, s.n_embd, ws);
+  b.Vector("output_norm.weight", s.n_embd, 1.0f, 0.1f);
+  for (int64_t il = 0; il < s.n_layer; ++il) {
+    const std::string l = "blk." + std::to_string(il) + ".";
+    b.Vector(l + "attn_norm.weight", s.n_embd, 1.0f, 0.1f);
+    b.Matrix(l + "attn_q.weight", s.n_head * hd, s.n_embd, ws);
+    b.Matrix(l + "attn_k.weight", s.n_head_kv * hd, s.n_embd, ws);
+    b.Matrix(l + "attn_v.weight", s.n_head_kv * hd, s.n_embd, ws);
+    if (s.arch == "qwen2") {
+      b.Vector(l + "attn_q.bias", s.n_head * hd, 0.0f, 0.5f);
+      b.Vector(l + "attn_k.bias", s.n_head_kv * hd, 0.0f, 0.5f);
+      b.Vector(l + "attn_v.bias", s.n_head_kv * hd, 0.0f, 0.5f);
+    }
+    b.Matrix(l + "attn_output.weight", s.n_embd, s.n_head * hd, ws);
+    if (s.arch == "gemma3") {
+      b.Vector(l + "attn_q_norm.weight", hd, 1.0f, 0.1f);
+      b.Vector(l + "attn_k_norm.weight", hd, 1.0f, 0.1f);
+      b.Vector(l + "post_attention_norm.weight", s.n_embd, 1.0f, 0.1f);
+      b.Vector(l + "post_ffw_norm.weight", s.n_embd, 1.0f, 0.1f);
+    }
+    b.Vector(l + "ffn_norm.weight", s.n_embd, 1.0f, 0.1f);
+    b.Matrix(l + "ffn_gate.weight", s.n_ff, s.n_embd, ws);
+    b.Matrix(l + "ffn_up.weight", s.n_ff, s.n_embd, ws);
+    b.Matrix(l + "ffn_down.weight", s.n_embd, s.n_ff, 1.0f / std::sqrt(static_cast<float>(s.n_ff)));
+  }
+  if (s.edit) s.edit(w);
+  auto bytes = w.Serialize();
+  CHECK(bytes.ok()) << bytes.status().ToString();
+  return std::move(bytes).value();
+}
+
+StatusOr<SyntheticModel> LoadSynthetic(const SyntheticSpec& spec) {
+  SyntheticModel m;
+  m.bytes = BuildSynthetic(spec);
+  ASSIGN_OR_RETURN(auto file, gguf::GgufFile::Parse("synthetic.gguf", m.bytes));
+  ASSIGN_OR_RETURN(m.model, Model::FromGguf(std::move(file)));
+  return m;
+}
+
+}  // namespace weft::model::testing

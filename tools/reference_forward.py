@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""Independent numpy reference of Weft's forward pass (llama, qwen2, gemma3).
+
+Reads a GGUF file with gguf.GGUFReader, dequantizes every weight with
+gguf.quants.dequantize, and runs the transformer in float64 activations
+(weights are dequantized and held as float64). Written from
+the model descriptions (llama.cpp's graphs and HF's modeling code), not from
+Weft's C++, so the two can check each other.
+
+Usage as a library:
+    m = RefModel("model.gguf")
+    cache = m.new_cache()
+    logits = m.forward([1, 2, 3], start_pos=0, cache=cache)  # [3, vocab]
+    toks = m.greedy(prompt_ids, 64)
+
+Usage as a script:
+    reference_forward.py MODEL.gguf ID ID ... [--greedy N]
+"""
+
+import argparse
+import math
+import sys
+
+import numpy as np
+from gguf import GGUFReader
+from gguf.quants import dequantize
+
+
+def _field(reader, key, default=None):
+    f = reader.fields.get(key)
+    if f is None:
+        return default
+    v = f.contents()
+    return v
+
+
+class RefConfig:
+    """Hyper-parameters read from GGUF metadata, as llama.cpp reads them."""
+
+    def __init__(self, reader):
+        arch = _field(reader, "general.architecture")
+        if arch not in ("llama", "qwen2", "gemma3"):
+            raise ValueError(f"unsupported architecture {arch!r}")
+        self.arch = arch
+
+        def get(key, default=None, required=False):
+            v = _field(reader, f"{arch}.{key}", default)
+            if v is None and required:
+                raise KeyError(f"missing metadata key {arch}.{key}")
+            return v
+
+        self.n_embd = int(get("embedding_length", required=True))
+        self.n_layer = int(get("block_count", required=True))
+        self.n_ff = int(get("feed_forward_length", required=True))
+        self.n_head = int(get("attention.head_count", required=True))
+        self.n_head_kv = int(get("attention.head_count_kv", self.n_head))
+        self.head_dim_k = int(get("attention.key_length", self.n_embd // self.n_head))
+        self.head_dim_v = int(get("attention.value_length", self.head_dim_k))
+        self.eps = float(get("attention.layer_norm_rms_epsilon", required=True))
+        self.n_rot = int(get("rope.dimension_count", self.head_dim_k))
+        self.rope_base = float(get("rope.freq_base", 10000.0))
+        self.n_ctx_train = int(get("context_length", 2048))
+        # RoPE scaling: none / linear / yarn.
+        stype = get("rope.scaling.type", None)
+        factor = get("rope.scaling.factor", None)
+        if factor is None:
+            lin = get("rope.scale_linear", None)
+            if lin is not None:
+                factor = lin
+                stype = stype or "linear"
+        self.rope_scaling = stype or "none"
+        self.rope_factor = float(factor) if factor else 1.0
+        if self.rope_scaling == "none":
+            self.rope_factor = 1.0
+        self.rope_orig_ctx = int(get("rope.scaling.original_context_length",
+                                     self.n_ctx_train))
+        self.final_softcap = float(get("final_logit_softcapping", 0.0) or 0.0)
+        self.attn_softcap = float(get("attn_logit_softcapping", 0.0) or 0.0)
+        self.sliding_window = int(get("attention.sliding_window", 0) or 0)
+        # NeoX (rotate halves) for qwen2 and gemma3, adjacent pairs for llama.
+        self.rope_neox = arch in ("qwen2", "gemma3")
+
+    def layer_is_local(self, il):
+        return self.arch == "gemma3" and self.sliding_window > 0 and il % 6 != 5
+
+    def layer_rope(self, il):
+        """(base, freq_scale, scaling type) for layer il."""
+        if self.layer_is_local(il):
+            return 10000.0, 1.0, "none"
+        return self.rope_base, 1.0 / self.rope_factor, self.rope_scaling
+
+
+def _rope_cos_sin(cfg, il, positions, freq_factors):
+    """cos/sin tables [T, n_rot/2] for layer il, following ggml's rope_yarn."""
+    base, freq_scale, stype = cfg.layer_rope(il)
+    n_dims = cfg.n_rot
+    half = n_dims // 2
+    i = np.arange(half, dtype=np.float64)
+    inv = base ** (-2.0 * i / n_dims)  # theta_scale^(i0/2)
+    if freq_factors is not None:
+        inv = inv / freq_factors.astype(np.float64)
+    theta_extrap = np.outer(np.asarray(positions, dtype=np.float64), inv)
+    theta_interp = freq_scale * theta_extrap
+    mscale = 1.0
+    if stype == "yarn":
+        beta_fast, beta_slow = 32.0, 1.0
+
+        def corr_dim(n_rot):
+            return n_dims * math.log(cfg.rope_orig_ctx / (n_rot * 2 * math.pi)) / (
+                2 * math.log(base))
+
+        low = max(0.0, math.floor(corr_dim(beta_fast)))
+        high = min(n_dims - 1.0, math.ceil(corr_dim(beta_slow)))
+        y = (i - low) / max(0.001, high - low)
+        ramp = 1.0 - np.clip(y, 0.0, 1.0)  # ext_factor = 1
+        theta = theta_interp * (1 - ramp) + theta_extrap * ramp
+        mscale = 1.0 + 0.1 * math.log(1.0 / freq_scale)
+    else:
+        theta = theta_interp
+    return np.cos(theta) * mscale, np.sin(theta) * mscale
+
+
+def _apply_rope(x, cos, sin, n_rot, neox):
+    """x: [T, H, D]; rotates the first n_rot dims."""
+    x = x.copy()
+    c = cos[:, None, :]
+    s = sin[:, None, :]
+    if neox:
+        half = n_rot // 2
+        a = x[:, :, :half].copy()
+        b = x[:, :, half:n_rot].copy()
+        x[:, :, :half] = a * c - b * s
+        x[:, :, half:n_rot] = a * s + b * c
+    else:
+        a = x[:, :, 0:n_rot:2].copy()
+        b = x[:, :, 1:n_rot:2].copy()
+        x[:, :, 0:n_rot:2] = a * c - b * s
+        x[:, :, 1:n_rot:2] = a * s + b * c
+    return x
+
+
+def _rmsnorm(x, w, eps):
+    ms = np.mean(x * x, axis=-1, keepdims=True)
+    return x / np.sqrt(ms + eps) * w
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def _silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+class RefModel:
+    def __init__(self, path):
+        self.reader = GGUFReader(path)
+        self.cfg = RefConfig(self.reader)
+        self.t = {}
+        for t in self.reader.tensors:
+            self.t[t.name] = t
+        cfg = self.cfg
+        self.vocab = int(self.t["token_embd.weight"].shape[1])
+        self._w = {}
+        self.layers = []
+        for il in range(cfg.n_layer):
+            self.layers.append({k: self._get(f"blk.{il}.{k}", optional=True) for k in (
+                "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+                "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.weight",
+                "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight",
+                "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight",
+                "post_ffw_norm.weight")})
+        self.tok_embd = self._get("token_embd.weight")  # [vocab, n_embd] f32
+        out = self._get("output.weight", optional=True)
+        self.output = out if out is not None else self.tok_embd
+        self.output_norm = self._get("output_norm.weight")
+        self.freq_factors = self._get("rope_freqs.weight", optional=True)
+
+    def _get(self, name, optional=False):
+        t = self.t.get(name)
+        if t is None:
+            if optional:
+                return None
+            raise KeyError(f"missing tensor {name}")
+        d = dequantize(t.data, t.tensor_type).astype(np.float64)
+        shape = tuple(int(s) for s in reversed(list(t.shape)))
+        return d.reshape(shape)
+
+    def new_cache(self):
+        return [{"k": None, "v": None, "pos": []} for _ in range(self.cfg.n_layer)]
+
+    @staticmethod
+    def _mm(x, w, b=None):
+        y = x @ w.T
+        if b is not None:
+            y = y + b
+        return y
+
+    def forward(self, tokens, start_pos, cache, all_logits=True):
+        cfg = self.cfg
+        T = len(tokens)
+        positions = list(range(start_pos, start_pos + T))
+        x = self.tok_embd[np.asarray(tokens)].copy()  # [T, n_embd]
+        if cfg.arch == "gemma3":
+            x = x * math.sqrt(cfg.n_embd)
+        hd, hdv = cfg.head_dim_k, cfg.head_dim_v
+        group = cfg.n_head // cfg.n_head_kv
+        for il, L in enumerate(self.layers):
+            h = _rmsnorm(x, L["attn_norm.weight"], cfg.eps)
+            q = self._mm(h, L["attn_q.weight"], L["attn_q.bias"]).reshape(T, cfg.n_head, hd)
+            k = self._mm(h, L["attn_k.weight"], L["attn_k.bias"]).reshape(T, cfg.n_head_kv, hd)
+            v = self._mm(h, L["attn_v.weight"], L["attn_v.bias"]).reshape(T, cfg.n_head_kv, hdv)
+            if L["attn_q_norm.weight"] is not None:
+                q = _rmsnorm(q, L["attn_q_norm.weight"], cfg.eps)
+            if L["attn_k_norm.weight"] is not None:
+                k = _rmsnorm(k, L["attn_k_norm.weight"], cfg.eps)
+            cos, sin = _rope_cos_sin(cfg, il, positions, self.freq_factors)
+            q = _apply_rope(q, cos, sin, cfg.n_rot, cfg.rope_neox)
+            k = _apply_rope(k, cos, sin, cfg.n_rot, cfg.rope_neox)
+            c = cache[il]
+            c["k"] = k if c["k"] is None else np.concatenate([c["k"], k], axis=0)
+            c["v"] = v if c["v"] is None else np.concatenate([c["v"], v], axis=0)
+            c["pos"] = c["pos"] + positions
+            kpos = np.asarray(c["pos"])
+            scale = 1.0 / math.sqrt(hd)
+            if cfg.arch == "gemma3" and cfg.n_layer == 62:  # 27B: llama.cpp's rule
+                scale = 1.0 / math.sqrt(cfg.n_embd // cfg.n_head)
+            out = np.zeros((T, cfg.n_head, hdv))
+            for hq in range(cfg.n_head):
+                hk = hq // group
+                s = (q[:, hq, :] @ c["k"][:, hk, :].T) * scale  # [T, S]
+                if cfg.attn_softcap > 0:
+                    s = cfg.attn_softcap * np.tanh(s / cfg.attn_softcap)
+                qpos = np.asarray(positions)[:, None]
+                mask = kpos[None, :] > qpos
+                if cfg.layer_is_local(il):
+                    mask |= (qpos - kpos[None, :]) >= cfg.sliding_window
+                s = np.where(mask, -np.inf, s)
+                s = s - s.max(axis=1, keepdims=True)
+                p = np.exp(s)
+                p /= p.sum(axis=1, keepdims=True)
+                out[:, hq, :] = p @ c["v"][:, hk, :]
+            a = self._mm(out.reshape(T, cfg.n_head * hdv), L["attn_output.weight"])
+            if L["post_attention_norm.weight"] is not None:
+                a = _rmsnorm(a, L["post_attention_norm.weight"], cfg.eps)
+            x = x + a
+            h = _rmsnorm(x, L["ffn_norm.weight"], cfg.eps)
+            g = self._mm(h, L["ffn_gate.weight"])
+            u = self._mm(h, L["ffn_up.weight"])
+            act = _gelu_tanh(g) if cfg.arch == "gemma3" else _silu(g)
+            f = self._mm(act * u, L["ffn_down.weight"])
+            if L["post_ffw_norm.weight"] is not None:
+                f = _rmsnorm(f, L["post_ffw_norm.weight"], cfg.eps)
+            x = x + f
+        if not all_logits:
+            x = x[-1:]
+        x = _rmsnorm(x, self.output_norm, cfg.eps)
+        logits = self._logits(x)
+        if cfg.final_softcap > 0:
+            logits = cfg.final_softcap * np.tanh(logits / cfg.final_softcap)
+        return logits
+
+    def _logits(self, x):
+        return x @ self.output.T
+
+    def greedy(self, prompt, n):
+        """Greedy continuation: batched prefill, then one token at a time.
+
+        Returns (tokens, margins, last_prompt_logits) where margins[i] is the
+        gap between the best and second-best logit at step i.
+        """
+        cache = self.new_cache()
+        logits = self.forward(prompt, 0, cache, all_logits=False)[-1]
+        first = logits.copy()
+        toks, margins = [], []
+        pos = len(prompt)
+        for _ in range(n):
+            top2 = np.argsort(logits)[-2:]
+            t = int(top2[1])
+            margins.append(float(logits[top2[1]] - logits[top2[0]]))
+            toks.append(t)
+            logits = self.forward([t], pos, cache, all_logits=False)[-1]
+            pos += 1
+        return toks, margins, first
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("model")
+    ap.add_argument("ids", nargs="+", type=int)
+    ap.add_argument("--greedy", type=int, default=0)
+    a = ap.parse_args()
+    m = RefModel(a.model)
+    if a.greedy:
+        toks, margins, first = m.greedy(a.ids, a.greedy)
+        print("greedy:", toks)
+        print("min margin: %.4f" % min(margins))
+    else:
+        logits = m.forward(a.ids, 0, m.new_cache(), all_logits=False)[-1]
+        top = np.argsort(-logits)[:10]
+        for t in top:
+            print(int(t), float(logits[t]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
