@@ -10,7 +10,7 @@ CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 
 .PHONY: all deps model configure build test test-asan test-tsan unit inspect \
-        fuzz format clean
+        run serve fuzz format clean
 
 all: build
 
@@ -38,6 +38,19 @@ test-tsan:
 
 inspect: model build
 	@$(WEFT) inspect $(MODEL)
+
+# make run PROMPT="Once upon a time" [N=64] [RUN_ARGS="--temp 0"]
+PROMPT ?= Once upon a time
+N ?= 64
+RUN_ARGS ?=
+run: model build
+	@$(WEFT) run -m $(MODEL) -p "$(PROMPT)" -n $(N) $(RUN_ARGS)
+
+# The README's first command: installs what is missing, builds, serves the
+# default model on 127.0.0.1:8080 (SERVE_ARGS="--port 9000 ..." for more).
+SERVE_ARGS ?=
+serve: model build
+	@$(WEFT) serve -m $(MODEL) $(SERVE_ARGS)
 
 # libFuzzer targets (need clang): build/fuzz.
 fuzz: deps
