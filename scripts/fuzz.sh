@@ -31,9 +31,13 @@ for bin in "${targets[@]}"; do
   mkdir -p "$scratch"
   dirs=("$scratch")
   [ -d "$corpus" ] && dirs+=("$corpus")
+  # An optional libFuzzer dictionary: tests/fuzz/<name without _fuzz>.dict.
+  extra=()
+  dict="tests/fuzz/${name%_fuzz}.dict"
+  [ -f "$dict" ] && extra+=("-dict=$dict")
   echo "fuzz: $name for ${SECONDS_EACH}s on ${dirs[*]}"
   "$bin" -max_total_time="$SECONDS_EACH" -max_len=65536 -timeout=10 \
-    -rss_limit_mb=2048 -print_final_stats=1 \
+    -rss_limit_mb=2048 -print_final_stats=1 "${extra[@]}" \
     -artifact_prefix="$artifacts/$name-" "${dirs[@]}"
 done
 echo "fuzz: all targets ran clean"
