@@ -574,7 +574,7 @@ StatusOr<Value> Interpreter::EvalInner(const Node& n,
       return Value::MakeDict(std::move(d));
     }
     default:
-      return InternalError("not an expression");
+      return InvalidArgumentError("not an expression");
   }
 }
 

@@ -354,6 +354,11 @@ StatusOr<NodePtr> Parser::ParseSubscript(NodePtr node) {
   if (args.size() == 1) {
     n->b = std::move(args[0]);
   } else {
+    for (const NodePtr& a : args) {
+      if (a->kind == NodeKind::kSlice) {
+        return Fail("a slice must be the only subscript");
+      }
+    }
     n->b = Make(NodeKind::kTuple);
     n->b->items = std::move(args);
   }

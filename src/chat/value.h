@@ -62,8 +62,9 @@ class Callable {
 // String keys are indexed; other keys are found by a linear scan.
 class Dict {
  public:
-  size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
+  // Defined after Value (clang needs Value complete here).
+  size_t size() const;
+  bool empty() const;
   const std::vector<std::pair<Value, Value>>& entries() const {
     return entries_;
   }
@@ -161,6 +162,9 @@ class Value {
   std::shared_ptr<Dict> dict_;
   std::shared_ptr<Callable> fn_;
 };
+
+inline size_t Dict::size() const { return entries_.size(); }
+inline bool Dict::empty() const { return entries_.empty(); }
 
 // Python ==.
 bool Equals(const Value& a, const Value& b);

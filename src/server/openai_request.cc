@@ -1,5 +1,6 @@
 #include "server/openai_request.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -101,6 +102,8 @@ class FieldReader {
 };
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+// Real requests nest a few levels (tools: schema objects); 64 leaves room.
+constexpr int kMaxJsonDepth = 64;
 
 // Token id list; false + error on bad input.
 bool ParseIds(const json& arr, const ParseLimits& limits, const char* param,
@@ -213,7 +216,38 @@ void ParseCommon(const json& j, const ParseLimits& limits, FieldReader& f,
   }
 }
 
+// Deepest nesting of arrays/objects in `body`, counted on the raw bytes
+// (outside strings). Later steps (dumping `tools`, kwargs) recurse, so depth
+// is bounded before parsing.
+int MaxJsonDepth(std::string_view body) {
+  int depth = 0, max_depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : body) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      max_depth = std::max(max_depth, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
 std::optional<json> ParseBody(std::string_view body, std::optional<ApiError>* err) {
+  if (MaxJsonDepth(body) > kMaxJsonDepth) {
+    *err = BadRequest(StrFormat("request body nests deeper than %d levels",
+                                kMaxJsonDepth));
+    return std::nullopt;
+  }
   json j = json::parse(body.begin(), body.end(), nullptr, false);
   if (j.is_discarded()) {
     *err = BadRequest("request body is not valid JSON");
