@@ -55,6 +55,7 @@ Engine::~Engine() {
 }
 
 Status Engine::Submit(RequestSpec spec, EventCallback on_event) {
+  RETURN_IF_ERROR(executor_->ValidateRequest(spec));
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return UnavailableError("engine is shutting down");

@@ -2,7 +2,8 @@
 // pass over the scheduled tokens, KV writes into plan slots, CoW copies
 // first, sampling for sequences with needs_logits); tests use a fake.
 //
-// Thread safety: Execute is only called from the engine's step-loop thread.
+// Thread safety: Execute is only called from the engine's step-loop thread;
+// ValidateRequest from any thread.
 #pragma once
 
 #include <vector>
@@ -18,6 +19,15 @@ class Executor {
   // Runs one pass. Returns exactly one SampledToken per scheduled sequence
   // with needs_logits. An error fails every request in the plan.
   virtual StatusOr<std::vector<SampledToken>> Execute(const StepPlan& plan) = 0;
+  // Checks a request against what only the executor knows (token ids
+  // against the vocabulary, sampling parameters), so that a bad request is
+  // refused at Submit instead of failing a whole pass. Called by
+  // Engine::Submit on the submitting thread: must be thread-safe and must
+  // not touch Execute's state. Default: everything is acceptable.
+  virtual Status ValidateRequest(const RequestSpec& spec) const {
+    (void)spec;
+    return OkStatus();
+  }
 };
 
 }  // namespace weft::engine

@@ -12,12 +12,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kv/block_pool.h"
+#include "sampling/params.h"
 
 namespace weft::engine {
 
@@ -51,6 +53,9 @@ struct RequestSpec {
   std::vector<TokenId> prompt;   // non-empty
   int priority = 0;              // lower is served first; FCFS within a class
   StopConditions stop;           // stop conditions
+  // Token selection, validated by the submitter (Validate(vocab_size));
+  // sampling.logprobs = how many top alternatives to return per token.
+  sampling::SamplingParams sampling;
 };
 
 struct Request {
@@ -67,6 +72,8 @@ struct Request {
   uint64_t admission = 0;        // order of the latest admission to running
   int priority = 0;              // lower first
   StopConditions stop;
+  // From the spec; shared with every ScheduledSeq of the request.
+  std::shared_ptr<const sampling::SamplingParams> sampling;
 
   int num_tokens() const { return static_cast<int>(tokens.size()); }
   int num_output_tokens() const { return num_tokens() - num_prompt_tokens; }

@@ -65,6 +65,8 @@ Status Scheduler::Submit(RequestSpec spec) {
   req->num_prompt_tokens = n;
   req->priority = spec.priority;
   req->stop = std::move(spec.stop);
+  req->sampling = std::make_shared<const sampling::SamplingParams>(
+      std::move(spec.sampling));
   req->arrival = next_arrival_++;
   Request* r = req.get();
   requests_.emplace(r->id, std::move(req));
@@ -129,6 +131,7 @@ void Scheduler::FinishRequest(Request* req, FinishReason reason,
   if (tok != nullptr) {
     ev.new_tokens.push_back(tok->token);
     ev.logprobs.push_back(tok->logprob);
+    ev.top_logprobs.push_back(tok->top_logprobs);
   }
   ev.finished = true;
   ev.reason = reason;
@@ -192,7 +195,7 @@ void Scheduler::ScheduleRunning(Request* req, Pass* pass) {
   for (;;) {
     std::optional<kv::SlotAllocation> alloc = kv_.AllocateSlots(req->id, n);
     if (alloc) {
-      AddToPlan(req, n, *alloc, pass);
+      AddToPlan(req, n, *alloc, /*admitted=*/false, pass);
       return;
     }
     Request* victim = running_.back();
@@ -224,12 +227,12 @@ bool Scheduler::TryAdmit(Request* req, Pass* pass) {
   req->status = RequestStatus::kRunning;
   req->admission = next_admission_++;
   running_.push_back(req);
-  AddToPlan(req, n, *alloc, pass);
+  AddToPlan(req, n, *alloc, /*admitted=*/true, pass);
   return true;
 }
 
 void Scheduler::AddToPlan(Request* req, int n, const kv::SlotAllocation& alloc,
-                          Pass* pass) {
+                          bool admitted, Pass* pass) {
   CHECK_EQ(alloc.start_pos, req->num_computed_tokens);
   ScheduledSeq s;
   s.id = req->id;
@@ -240,6 +243,10 @@ void Scheduler::AddToPlan(Request* req, int n, const kv::SlotAllocation& alloc,
                   req->tokens.begin() + alloc.start_pos + n);
   s.slots = alloc.slots;
   s.block_table = kv_.Table(req->id)->blocks;
+  s.sampling = req->sampling;
+  s.num_prompt_tokens = req->num_prompt_tokens;
+  s.admitted = admitted;
+  if (admitted) s.all_tokens = req->tokens;
   for (const kv::BlockCopy& c : alloc.copies) {
     pass->copies.emplace_back(req->id, c);
   }
@@ -325,6 +332,7 @@ void Scheduler::Update(const StepPlan& plan,
     ev.id = req->id;
     ev.new_tokens.push_back(tok->token);
     ev.logprobs.push_back(tok->logprob);
+    ev.top_logprobs.push_back(tok->top_logprobs);
     ev.num_prompt_tokens = req->num_prompt_tokens;
     ev.num_output_tokens = req->num_output_tokens();
     ev.num_cached_tokens = req->num_cached_tokens;

@@ -86,8 +86,10 @@ class Scheduler {
   int ChunkCap() const;
   void ScheduleRunning(Request* req, Pass* pass);
   bool TryAdmit(Request* req, Pass* pass);
+  // `admitted`: the request joined running in this pass (ScheduledSeq::
+  // admitted, with all its tokens).
   void AddToPlan(Request* req, int n, const kv::SlotAllocation& alloc,
-                 Pass* pass);
+                 bool admitted, Pass* pass);
   void Preempt(Request* victim, Pass* pass);
   void Unschedule(RequestId id, Pass* pass);
   void Enqueue(Request* req);

@@ -5,11 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/request.h"
 #include "kv/block_pool.h"
+#include "sampling/params.h"
 
 namespace weft::engine {
 
@@ -25,6 +28,17 @@ struct ScheduledSeq {
                                  // (block * block_size + offset)
   std::vector<kv::BlockId> block_table;  // [ceil((start_pos + n) / bs)]
                                          // kNullBlock: outside the window
+  // The request's sampling parameters (never null when built by the
+  // scheduler; shared and immutable).
+  std::shared_ptr<const sampling::SamplingParams> sampling;
+  int num_prompt_tokens = 0;  // the request's prompt length
+  // Set when the request is (re)admitted to running (its first chunk after
+  // submission or after a preemption): every token the request holds,
+  // prompt then output, so that an executor that has not seen it can build
+  // per-request state (e.g. a sampler's repetition history). Else false and
+  // all_tokens is empty.
+  bool admitted = false;
+  std::vector<TokenId> all_tokens;
 };
 
 struct StepPlan {
@@ -44,6 +58,9 @@ struct SampledToken {
   RequestId id = 0;
   TokenId token = 0;
   float logprob = 0.0f;  // of the sampled token, if computed
+  // The most likely alternatives (token, logprob), descending, when the
+  // request asked for sampling.logprobs = N > 0; else empty.
+  std::vector<std::pair<TokenId, float>> top_logprobs;
 };
 
 // What a client learns after a step (or an abort): zero or one new token,
@@ -51,7 +68,11 @@ struct SampledToken {
 struct RequestEvent {
   RequestId id = 0;
   std::vector<TokenId> new_tokens;  // tokens not reported before
-  std::vector<float> logprobs;      // parallel to new_tokens
+  std::vector<float> logprobs;      // parallel to new_tokens: the chosen
+                                    // token's logprob (0 when not asked)
+  // Parallel to new_tokens: the top alternatives per token (empty inner
+  // vectors when not requested).
+  std::vector<std::vector<std::pair<TokenId, float>>> top_logprobs;
   bool finished = false;
   FinishReason reason = FinishReason::kNone;
   std::string error;                // when reason == kError

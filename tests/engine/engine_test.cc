@@ -27,13 +27,24 @@ class SimpleExecutor : public Executor {
     std::vector<SampledToken> out;
     for (const ScheduledSeq& s : plan.seqs) {
       if (s.needs_logits) {
-        out.push_back({s.id, FakeToken(s.id, s.start_pos + s.num_new_tokens),
-                       0.0f});
+        SampledToken t;
+        t.id = s.id;
+        t.token = FakeToken(s.id, s.start_pos + s.num_new_tokens);
+        out.push_back(std::move(t));
       }
     }
     return out;
   }
 };
+
+RequestSpec Spec(RequestId id, std::vector<TokenId> prompt,
+                 StopConditions stop) {
+  RequestSpec spec;
+  spec.id = id;
+  spec.prompt = std::move(prompt);
+  spec.stop = std::move(stop);
+  return spec;
+}
 
 struct Collector {
   std::mutex mu;
@@ -78,7 +89,10 @@ TEST(EngineTest, ManyThreadsSubmitAndAbort) {
         const RequestId id = t * 1000 + i;
         StopConditions stop;
         stop.max_tokens = 1 + (i % 7);
-        RequestSpec spec{id, Prompt(1 + i % 23), 0, stop};
+        RequestSpec spec;
+        spec.id = id;
+        spec.prompt = Prompt(1 + i % 23);
+        spec.stop = stop;
         ASSERT_TRUE(engine->Submit(std::move(spec), col.For()).ok());
         if (i % 5 == 4) (void)engine->Abort(id);  // may have finished
       }
@@ -119,7 +133,7 @@ TEST(EngineTest, FinishFromCallbackStopsAtOnce) {
   int seen = 0;
   StopConditions stop;
   stop.max_tokens = 100;
-  ASSERT_TRUE(e->Submit({1, Prompt(5), 0, stop},
+  ASSERT_TRUE(e->Submit(Spec(1, Prompt(5), stop),
                         [&](const RequestEvent& ev) {
                           seen += static_cast<int>(ev.new_tokens.size());
                           if (seen == 3 && !ev.finished) {
@@ -148,7 +162,7 @@ TEST(EngineTest, ExecutorErrorFailsTheRequestsNotTheEngine) {
       Engine::Create(SchedulerConfig(), kv::KvCacheConfig(), std::move(exec))
           .value();
   raw->fail = true;
-  ASSERT_TRUE(engine->Submit({1, Prompt(5), 0, {}},
+  ASSERT_TRUE(engine->Submit(Spec(1, Prompt(5), {}),
                              [&](const RequestEvent& ev) { ch.Push(ev); })
                   .ok());
   std::optional<RequestEvent> ev = ch.Pop(10000);
@@ -157,7 +171,7 @@ TEST(EngineTest, ExecutorErrorFailsTheRequestsNotTheEngine) {
   EXPECT_EQ(ev->reason, FinishReason::kError);
   EXPECT_NE(ev->error.find("device lost"), std::string::npos);
   raw->fail = false;
-  ASSERT_TRUE(engine->Submit({2, Prompt(5), 0, {}},
+  ASSERT_TRUE(engine->Submit(Spec(2, Prompt(5), {}),
                              [&](const RequestEvent& ev) { ch.Push(ev); })
                   .ok());
   engine->WaitUntilIdle();
@@ -176,9 +190,9 @@ TEST(EngineTest, ShutdownAbortsLiveRequests) {
     StopConditions stop;
     stop.max_tokens = 1000000;
     for (RequestId id = 0; id < 3; ++id) {
-      ASSERT_TRUE(engine->Submit({id, Prompt(3), 0, stop}, col.For()).ok());
+      ASSERT_TRUE(engine->Submit(Spec(id, Prompt(3), stop), col.For()).ok());
     }
-    EXPECT_EQ(engine->Submit({0, Prompt(3), 0, stop}, col.For()).code(),
+    EXPECT_EQ(engine->Submit(Spec(0, Prompt(3), stop), col.For()).code(),
               StatusCode::kInvalidArgument);
   }
   std::lock_guard<std::mutex> lock(col.mu);

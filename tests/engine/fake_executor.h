@@ -79,7 +79,11 @@ class FakeExecutor : public Executor {
       }
       if (s.needs_logits) {
         const int pos = s.start_pos + s.num_new_tokens;
-        out.push_back({s.id, FakeToken(s.id, pos), -0.5f});
+        SampledToken t;
+        t.id = s.id;
+        t.token = FakeToken(s.id, pos);
+        t.logprob = -0.5f;
+        out.push_back(std::move(t));
       }
     }
     return out;

@@ -29,7 +29,11 @@ class Sim {
 
   Status Submit(RequestId id, std::vector<TokenId> prompt,
                 StopConditions stop = {}, int priority = 0) {
-    RequestSpec spec{id, prompt, priority, stop};
+    RequestSpec spec;
+    spec.id = id;
+    spec.prompt = prompt;
+    spec.priority = priority;
+    spec.stop = stop;
     Status s = sched_->Submit(std::move(spec));
     if (s.ok()) {
       prompts_[id] = std::move(prompt);

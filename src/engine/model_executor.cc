@@ -1,0 +1,247 @@
+#include "engine/model_executor.h"
+
+#include <algorithm>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+#include "model/batch.h"
+#include "model/paged_kv_cache.h"
+#include "sampling/sampler.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace weft::engine {
+namespace {
+
+// Thread safety: Execute on the engine's loop thread only; ValidateRequest
+// reads immutable members and may run on any thread.
+// Invariants: states_ holds a Sampler for every request seen since its
+// admission and not yet reported freed; logits_ has one [n_vocab] row per
+// needs_logits sequence of the current plan, in plan order, after Forward.
+class ModelExecutor final : public Executor {
+ public:
+  ModelExecutor(const model::Model* model,
+                std::unique_ptr<model::PagedKvCache> cache,
+                ModelExecutorConfig config)
+      : model_(model),
+        cache_(std::move(cache)),
+        config_(std::move(config)),
+        n_vocab_(static_cast<int32_t>(model->config().n_vocab)) {
+    fwd_.n_threads = config_.num_threads > 0
+                         ? config_.num_threads
+                         : std::max(1u, std::thread::hardware_concurrency());
+  }
+
+  StatusOr<std::vector<SampledToken>> Execute(const StepPlan& plan) override;
+  Status ValidateRequest(const RequestSpec& spec) const override;
+
+ private:
+  // Creates the request's sampler on first sight, with the history the
+  // plan carries on admission. A preempted request keeps its sampler: the
+  // history already holds its tokens and the RNG continues its stream.
+  Status EnsureState(const ScheduledSeq& s);
+  // Runs every sequence of the plan; fills logits_ ([outputs, n_vocab]).
+  Status Forward(const StepPlan& plan);
+  // The fallback while the model's Forward takes one sequence per batch.
+  Status ForwardEach(const StepPlan& plan);
+  SampledToken Sample(const ScheduledSeq& s, std::span<const float> logits);
+
+  const model::Model* model_;
+  std::unique_ptr<model::PagedKvCache> cache_;
+  ModelExecutorConfig config_;
+  model::ForwardOptions fwd_;
+  int32_t n_vocab_;
+  bool multi_seq_ = true;  // the model accepted batches of several sequences
+  std::unordered_map<RequestId, sampling::Sampler> samplers_;
+  model::Batch batch_;          // reused across passes
+  std::vector<float> logits_;   // [outputs, n_vocab]
+  std::vector<float> one_;      // [1, n_vocab] per sequence (fallback)
+};
+
+Status ModelExecutor::ValidateRequest(const RequestSpec& spec) const {
+  for (size_t i = 0; i < spec.prompt.size(); ++i) {
+    const TokenId t = spec.prompt[i];
+    if (t < 0 || t >= n_vocab_) {
+      return InvalidArgumentError(StrFormat(
+          "prompt token %zu has id %d, outside the vocabulary [0, %d)", i, t,
+          n_vocab_));
+    }
+  }
+  return spec.sampling.Validate(n_vocab_);
+}
+
+Status ModelExecutor::EnsureState(const ScheduledSeq& s) {
+  if (samplers_.count(s.id)) return OkStatus();
+  const sampling::SamplingParams defaults;
+  const sampling::SamplingParams& params =
+      s.sampling != nullptr ? *s.sampling : defaults;
+  StatusOr<sampling::Sampler> sampler = sampling::Sampler::Create(params,
+                                                                  n_vocab_);
+  if (!sampler.ok()) {
+    return InvalidArgumentError(StrFormat(
+        "request %lld: %s", static_cast<long long>(s.id),
+        sampler.status().ToString().c_str()));
+  }
+  // The tokens the request holds: all of them on admission; otherwise (a
+  // plan not built by the Scheduler) the ones before this chunk are unknown.
+  const std::vector<TokenId>& all = s.all_tokens;
+  const size_t n_prompt = std::min(
+      all.size(), static_cast<size_t>(std::max(s.num_prompt_tokens, 0)));
+  for (TokenId t : all) {
+    if (t < 0 || t >= n_vocab_) {
+      return InvalidArgumentError(StrFormat(
+          "request %lld: token id %d outside the vocabulary",
+          static_cast<long long>(s.id), t));
+    }
+  }
+  sampler->AcceptPrompt(std::span<const TokenId>(all.data(), n_prompt));
+  for (size_t i = n_prompt; i < all.size(); ++i) sampler->Accept(all[i]);
+  samplers_.emplace(s.id, std::move(*sampler));
+  return OkStatus();
+}
+
+Status ModelExecutor::Forward(const StepPlan& plan) {
+  if (plan.seqs.size() > 1 && !multi_seq_) return ForwardEach(plan);
+  // One batch: sequence i of the plan is KV sequence i. With a lone
+  // sequence this is the whole cost (no copies of logits or tables beyond
+  // the block table itself).
+  batch_.Clear();
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    const ScheduledSeq& s = plan.seqs[i];
+    const int32_t seq = static_cast<int32_t>(i);
+    cache_->SetBlockTable(seq, s.block_table, s.start_pos);
+    for (int j = 0; j < s.num_new_tokens; ++j) {
+      batch_.Add(s.tokens[static_cast<size_t>(j)], s.start_pos + j, seq,
+                 s.needs_logits && j + 1 == s.num_new_tokens);
+    }
+  }
+  Status st = model_->Forward(batch_, cache_.get(), &logits_, fwd_);
+  if (st.code() == StatusCode::kUnimplemented && plan.seqs.size() > 1) {
+    LOG(INFO) << "model forward takes one sequence per batch; running "
+                 "sequences one by one";
+    multi_seq_ = false;
+    return ForwardEach(plan);
+  }
+  return st;
+}
+
+Status ModelExecutor::ForwardEach(const StepPlan& plan) {
+  logits_.clear();
+  for (const ScheduledSeq& s : plan.seqs) {
+    cache_->SetBlockTable(0, s.block_table, s.start_pos);
+    batch_.Clear();
+    for (int j = 0; j < s.num_new_tokens; ++j) {
+      batch_.Add(s.tokens[static_cast<size_t>(j)], s.start_pos + j, 0,
+                 s.needs_logits && j + 1 == s.num_new_tokens);
+    }
+    RETURN_IF_ERROR(model_->Forward(batch_, cache_.get(), &one_, fwd_));
+    logits_.insert(logits_.end(), one_.begin(), one_.end());
+  }
+  return OkStatus();
+}
+
+SampledToken ModelExecutor::Sample(const ScheduledSeq& s,
+                                   std::span<const float> logits) {
+  const int position = s.start_pos + s.num_new_tokens;
+  if (config_.logits_observer) config_.logits_observer(s.id, position, logits);
+  sampling::Sampler& sampler = samplers_.at(s.id);
+  sampling::SampleResult r = sampler.Sample(logits);
+  sampler.Accept(r.token);
+  SampledToken out;
+  out.id = s.id;
+  out.token = r.token;
+  if (r.has_logprobs) {
+    out.logprob = r.logprob;
+    out.top_logprobs.reserve(r.top_logprobs.size());
+    for (const sampling::TokenLogprob& t : r.top_logprobs) {
+      out.top_logprobs.emplace_back(t.token, t.logprob);
+    }
+  }
+  return out;
+}
+
+StatusOr<std::vector<SampledToken>> ModelExecutor::Execute(
+    const StepPlan& plan) {
+  for (const kv::BlockCopy& c : plan.copies) {
+    if (c.src < 0 || c.src >= cache_->num_blocks() || c.dst < 0 ||
+        c.dst >= cache_->num_blocks()) {
+      return InternalError(StrFormat("bad block copy %d -> %d", c.src, c.dst));
+    }
+    cache_->CopyBlock(c.src, c.dst);
+  }
+  for (RequestId id : plan.freed) samplers_.erase(id);
+  // plan.preempted keep their samplers (see EnsureState).
+  std::vector<SampledToken> out;
+  if (plan.seqs.empty()) return out;
+  const int nbt = cache_->block_size();
+  for (const ScheduledSeq& s : plan.seqs) {
+    const int end = s.start_pos + s.num_new_tokens;
+    if (s.num_new_tokens < 1 ||
+        static_cast<int>(s.tokens.size()) != s.num_new_tokens ||
+        static_cast<int64_t>(s.block_table.size()) * nbt < end) {
+      return InternalError(StrFormat(
+          "malformed plan for request %lld", static_cast<long long>(s.id)));
+    }
+    for (kv::BlockId b : s.block_table) {
+      if (b != kv::kNullBlock && (b < 0 || b >= cache_->num_blocks())) {
+        return InternalError(StrFormat("request %lld: block %d out of range",
+                                       static_cast<long long>(s.id), b));
+      }
+    }
+    if (s.needs_logits || s.admitted) RETURN_IF_ERROR(EnsureState(s));
+  }
+  RETURN_IF_ERROR(Forward(plan));
+  const size_t v = static_cast<size_t>(n_vocab_);
+  size_t row = 0;
+  for (const ScheduledSeq& s : plan.seqs) {
+    if (!s.needs_logits) continue;
+    if ((row + 1) * v > logits_.size()) {
+      return InternalError("the forward pass returned too few logits");
+    }
+    out.push_back(Sample(s, std::span<const float>(logits_.data() + row * v, v)));
+    ++row;
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Executor>> CreateModelExecutor(
+    const model::Model* model, const kv::KvCacheConfig& kv_config,
+    const ModelExecutorConfig& config) {
+  if (model == nullptr) return InvalidArgumentError("no model");
+  if (config.num_threads < 0) {
+    return InvalidArgumentError("num_threads must be >= 0");
+  }
+  const model::ModelConfig& mc = model->config();
+  if (kv_config.sliding_window > 0) {
+    // Released blocks must never be read: only valid when every layer is a
+    // sliding-window layer no wider than the KV window.
+    bool all_local = mc.sliding_window > 0;
+    for (int64_t il = 0; il < mc.n_layer && all_local; ++il) {
+      all_local = mc.IsLocalLayer(il);
+    }
+    if (!all_local || mc.sliding_window > kv_config.sliding_window) {
+      return InvalidArgumentError(StrFormat(
+          "a KV sliding window of %d tokens would drop positions this model "
+          "(%s) still attends to; use 0",
+          kv_config.sliding_window, mc.arch_name.c_str()));
+    }
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<model::PagedKvCache> cache,
+                   model::PagedKvCache::Create(mc, kv_config.num_blocks,
+                                               kv_config.block_size));
+  return std::unique_ptr<Executor>(
+      new ModelExecutor(model, std::move(cache), config));
+}
+
+int64_t KvBlocksForBytes(const model::ModelConfig& config, int block_size,
+                         uint64_t bytes) {
+  if (block_size <= 0) return 0;
+  const uint64_t per = model::PagedKvCache::BytesPerBlock(config, block_size);
+  if (per == 0) return 0;
+  return static_cast<int64_t>(bytes / per);
+}
+
+}  // namespace weft::engine
