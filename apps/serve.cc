@@ -1,0 +1,243 @@
+// `weft serve [-m MODEL] [--port 8080] ...`: the OpenAI-compatible HTTP
+// server over the real engine. Every flag can also come from a WEFT_*
+// environment variable (WEFT_PORT, WEFT_KV_MEMORY, ...). Prints
+// "listening on http://HOST:PORT" on stderr once it accepts connections;
+// SIGTERM/SIGINT stop accepting, drain in-flight requests for up to
+// --drain-timeout seconds, and exit 0.
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "apps/command.h"
+#include "apps/flags.h"
+#include "server/model_backend.h"
+#include "server/server.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+#ifndef WEFT_DEFAULT_MODEL
+#define WEFT_DEFAULT_MODEL "models/gemma-3-270m-q4_k_m.gguf"
+#endif
+#ifndef WEFT_VERSION
+#define WEFT_VERSION "0.0.0"
+#endif
+#ifndef WEFT_GIT_COMMIT
+#define WEFT_GIT_COMMIT "unknown"
+#endif
+
+namespace weft::apps {
+namespace {
+
+int Fail(int code, const std::string& message) {
+  fprintf(stderr, "weft serve: %s\n", message.c_str());
+  return code;
+}
+
+// MemAvailable from /proc/meminfo, or 0.
+uint64_t AvailableMemory() {
+  std::ifstream f("/proc/meminfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    unsigned long long kb = 0;
+    if (std::sscanf(line.c_str(), "MemAvailable: %llu kB", &kb) == 1) {
+      return static_cast<uint64_t>(kb) * 1024;
+    }
+  }
+  return 0;
+}
+
+// "512M", "2G", "1048576" (bytes, binary suffixes K/M/G/T, optional "iB"
+// or "B") or a fraction of available memory in (0, 1) like "0.2".
+bool ParseKvMemory(const std::string& text, uint64_t* bytes,
+                   std::string* error) {
+  std::string s = text;
+  for (const char* suffix : {"iB", "ib", "B", "b"}) {
+    if (s.size() > 1 && s.size() > std::string(suffix).size() &&
+        s.ends_with(suffix)) {
+      s.resize(s.size() - std::string(suffix).size());
+      break;
+    }
+  }
+  double mult = 1;
+  if (!s.empty()) {
+    switch (s.back()) {
+      case 'k': case 'K': mult = 1024.0; break;
+      case 'm': case 'M': mult = 1024.0 * 1024; break;
+      case 'g': case 'G': mult = 1024.0 * 1024 * 1024; break;
+      case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; break;
+      default: break;
+    }
+    if (mult != 1) s.pop_back();
+  }
+  char* end = nullptr;
+  const double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) ||
+      v <= 0) {
+    *error = "--kv-memory: expected bytes like 512M or 2G, or a fraction "
+             "of free memory like 0.2; got '" + text + "'";
+    return false;
+  }
+  if (mult == 1 && v < 1) {
+    const uint64_t avail = AvailableMemory();
+    if (avail == 0) {
+      *error = "--kv-memory: cannot read available memory; give bytes";
+      return false;
+    }
+    *bytes = static_cast<uint64_t>(v * static_cast<double>(avail));
+  } else if (v * mult > 1e15) {
+    *error = "--kv-memory: too large: '" + text + "'";
+    return false;
+  } else {
+    *bytes = static_cast<uint64_t>(v * mult);
+  }
+  return true;
+}
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFoundError("cannot open " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool InRange(int64_t v, int64_t lo, int64_t hi) { return v >= lo && v <= hi; }
+
+int RunServe(int argc, char** argv) {
+  FlagSet flags("weft serve [-m MODEL] [flags]",
+                "Serve a model over an OpenAI-compatible HTTP API. Every flag "
+                "can also be set as WEFT_<FLAG> (e.g. WEFT_PORT=9000).");
+  flags.SetEnvPrefix("WEFT");
+  std::string model_path = WEFT_DEFAULT_MODEL;
+  std::string host = "127.0.0.1", api_key, kv_memory = "512M";
+  std::string chat_template_path, model_id;
+  int64_t port = 8080, max_seqs = 32, max_batched_tokens = 1024;
+  int64_t prefill_chunk = 512, max_queue = 256, threads = 0, ctx = 0;
+  double drain_timeout = 30.0;
+  bool log_prompts = false;
+  flags.String("model", &model_path, "GGUF model file", 'm');
+  flags.String("model-id", &model_id, "model name reported to clients (default: file stem)");
+  flags.String("host", &host, "address to bind");
+  flags.Int("port", &port, "port to bind; 0 = any free port", 'p');
+  flags.String("api-key", &api_key, "require 'Authorization: Bearer KEY' on /v1/*");
+  flags.Int("max-seqs", &max_seqs, "sequences generated at once");
+  flags.Int("max-batched-tokens", &max_batched_tokens, "tokens per engine pass");
+  flags.Int("prefill-chunk", &prefill_chunk, "prompt tokens per sequence per pass; 0 = no cap");
+  flags.String("kv-memory", &kv_memory, "KV cache size: bytes (512M, 2G) or a fraction of free memory (0.2)");
+  flags.Int("max-queue", &max_queue, "waiting requests before 429; 0 = unlimited");
+  flags.Int("threads", &threads, "compute threads; 0 = all cores", 't');
+  flags.Int("ctx", &ctx, "context length per sequence; 0 = min(training context, 4096)");
+  flags.Double("drain-timeout", &drain_timeout, "seconds to finish in-flight requests on SIGTERM");
+  flags.String("chat-template", &chat_template_path, "Jinja chat template file (overrides the model's)");
+  flags.Bool("log-prompts", &log_prompts, "include prompt text in request logs");
+  std::vector<std::string> args;
+  if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
+  if (!args.empty()) {
+    return Fail(2, "unexpected argument '" + CEscape(args[0]) + "'");
+  }
+  if (!InRange(port, 0, 65535)) return Fail(2, "--port must be in [0, 65535]");
+  if (!InRange(max_seqs, 1, 4096)) return Fail(2, "--max-seqs must be in [1, 4096]");
+  if (!InRange(max_batched_tokens, max_seqs, 1 << 20)) {
+    return Fail(2, "--max-batched-tokens must be in [--max-seqs, 1048576]");
+  }
+  if (!InRange(prefill_chunk, 0, 1 << 20)) return Fail(2, "--prefill-chunk must be in [0, 1048576]");
+  if (!InRange(max_queue, 0, 1 << 20)) return Fail(2, "--max-queue must be in [0, 1048576]");
+  if (!InRange(threads, 0, 1024)) return Fail(2, "--threads must be in [0, 1024]");
+  if (!InRange(ctx, 0, 1 << 24) || ctx == 1) return Fail(2, "--ctx must be 0 or in [2, 16777216]");
+  if (!(drain_timeout >= 0 && drain_timeout <= 86400)) {
+    return Fail(2, "--drain-timeout must be in [0, 86400] seconds");
+  }
+  server::ModelBackendConfig mc;
+  std::string error;
+  if (!ParseKvMemory(kv_memory, &mc.kv_bytes, &error)) return Fail(2, error);
+  if (!chat_template_path.empty()) {
+    StatusOr<std::string> src = ReadFile(chat_template_path);
+    if (!src.ok()) return Fail(2, "--chat-template: " + src.status().message());
+    if (src->empty()) return Fail(2, "--chat-template: " + chat_template_path + " is empty");
+    mc.chat_template = *src;
+    mc.chat_template_origin = "file " + chat_template_path;
+  }
+  mc.model_path = model_path;
+  mc.model_id = model_id;
+  mc.threads = static_cast<int>(threads);
+  mc.scheduler.max_seqs = static_cast<int>(max_seqs);
+  mc.scheduler.max_batched_tokens = static_cast<int>(max_batched_tokens);
+  mc.scheduler.prefill_chunk = static_cast<int>(prefill_chunk);
+  // The server answers 429 from its own queue count; the engine's queue
+  // counts sequences (n per request), so it gets room for max_n each.
+  mc.scheduler.max_queue =
+      static_cast<int>(max_queue > 0 ? std::min<int64_t>(max_queue * 16, 1 << 24)
+                                     : (1 << 24));
+  mc.scheduler.max_model_len = static_cast<int>(ctx);
+
+  // Block the signals before any thread starts, so that every thread
+  // inherits the mask and only sigwait below sees them.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  server::ModelBackendSummary summary;
+  StatusOr<std::unique_ptr<server::EngineBackend>> backend =
+      server::LoadEngineBackend(mc, &summary);
+  if (!backend.ok()) {
+    const StatusCode c = backend.status().code();
+    const std::string msg = backend.status().message();
+    return Fail(c == StatusCode::kResourceExhausted || c == StatusCode::kInternal ? 1 : 2,
+                msg.find(model_path) != std::string::npos ? msg : model_path + ": " + msg);
+  }
+  LOG(INFO) << "model " << model_path << ": " << summary.model;
+  LOG(INFO) << StrFormat(
+      "config: host=%s port=%lld max_seqs=%lld max_batched_tokens=%lld "
+      "prefill_chunk=%lld ctx=%d max_queue=%lld threads=%lld kv_memory=%s "
+      "drain_timeout=%.1fs chat_template=%s api_key=%s log_prompts=%s",
+      host.c_str(), (long long)port, (long long)max_seqs,
+      (long long)max_batched_tokens, (long long)prefill_chunk,
+      summary.max_model_len, (long long)max_queue, (long long)threads,
+      kv_memory.c_str(), drain_timeout, summary.chat_template.c_str(),
+      api_key.empty() ? "off" : "on", log_prompts ? "on" : "off");
+  LOG(INFO) << StrFormat("kv cache: %lld blocks of %d tokens (%lld tokens), %s",
+                         (long long)summary.kv_blocks, mc.kv_block_size,
+                         (long long)(summary.kv_blocks * mc.kv_block_size),
+                         HumanBytes(static_cast<double>(summary.kv_bytes)).c_str());
+
+  server::ServerConfig sc;
+  sc.host = host;
+  sc.port = static_cast<int>(port);
+  sc.api_key = api_key;
+  sc.max_queue = static_cast<int>(max_queue);
+  sc.drain_timeout_s = drain_timeout;
+  sc.log_prompts = log_prompts;
+  sc.version = WEFT_VERSION;
+  sc.build_commit = WEFT_GIT_COMMIT;
+  server::Server srv(sc, backend->get());
+  if (Status s = srv.Start(); !s.ok()) return Fail(1, s.message());
+  fprintf(stderr, "weft serve: listening on http://%s:%d\n", host.c_str(),
+          srv.port());
+  fflush(stderr);
+
+  int sig = 0;
+  sigwait(&sigs, &sig);
+  LOG(INFO) << "got " << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
+            << "; draining for up to " << drain_timeout << " s";
+  (*backend)->StartDraining();
+  srv.Drain(std::chrono::steady_clock::now() +
+            std::chrono::milliseconds(static_cast<int64_t>(drain_timeout * 1000)));
+  LOG(INFO) << "stopped";
+  return 0;
+}
+
+}  // namespace
+
+WEFT_COMMAND("serve", "serve a model over an OpenAI-compatible HTTP API",
+             RunServe);
+
+}  // namespace weft::apps

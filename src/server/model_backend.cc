@@ -1,0 +1,186 @@
+#include "server/model_backend.h"
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "chat/template.h"
+#include "engine/model_executor.h"
+#include "kernels/isa.h"
+#include "model/model.h"
+#include "tensor/types.h"
+#include "tokenizer/tokenizer.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace weft::server {
+namespace {
+
+// The quantization of a model: general.file_type's name, else the type
+// holding most bytes of 2-D weights.
+std::string Quantization(const gguf::GgufFile& f) {
+  if (f.Has("general.file_type")) {
+    StatusOr<uint32_t> ft = f.GetUint32("general.file_type");
+    if (ft.ok()) {
+      std::string name = FileTypeName(*ft);
+      if (!name.empty()) return name;
+    }
+  }
+  std::map<std::string, uint64_t> bytes;
+  for (const gguf::TensorInfo& t : f.tensors()) {
+    if (t.dims.size() >= 2) bytes[std::string(TypeName(t.type))] += t.nbytes;
+  }
+  std::string best;
+  uint64_t most = 0;
+  for (const auto& [name, b] : bytes) {
+    if (b > most) {
+      most = b;
+      best = name;
+    }
+  }
+  return best;
+}
+
+std::string TokenText(const tokenizer::Vocab& v, tokenizer::TokenId id) {
+  return v.Valid(id) ? v.tokens[static_cast<size_t>(id)] : std::string();
+}
+
+}  // namespace
+
+std::string FileTypeName(uint32_t file_type) {
+  switch (file_type) {
+    case 0: return "F32";
+    case 1: return "F16";
+    case 2: return "Q4_0";
+    case 3: return "Q4_1";
+    case 7: return "Q8_0";
+    case 8: return "Q5_0";
+    case 9: return "Q5_1";
+    case 10: return "Q2_K";
+    case 11: return "Q3_K_S";
+    case 12: return "Q3_K_M";
+    case 13: return "Q3_K_L";
+    case 14: return "Q4_K_S";
+    case 15: return "Q4_K_M";
+    case 16: return "Q5_K_S";
+    case 17: return "Q5_K_M";
+    case 18: return "Q6_K";
+    case 32: return "BF16";
+    default: return "";
+  }
+}
+
+StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
+    const ModelBackendConfig& config, ModelBackendSummary* summary) {
+  ASSIGN_OR_RETURN(std::unique_ptr<model::Model> loaded,
+                   model::Model::Load(config.model_path));
+  std::shared_ptr<const model::Model> model = std::move(loaded);
+  const model::ModelConfig& mc = model->config();
+  const gguf::GgufFile& file = model->gguf();
+  ASSIGN_OR_RETURN(std::unique_ptr<tokenizer::Tokenizer> tok,
+                   tokenizer::Tokenizer::FromGguf(file));
+  std::shared_ptr<const tokenizer::Tokenizer> tokenizer = std::move(tok);
+  if (tokenizer->n_tokens() > mc.n_vocab) {
+    return InvalidArgumentError(StrFormat(
+        "%s: the vocabulary has %d tokens but the model only %lld",
+        config.model_path.c_str(), tokenizer->n_tokens(),
+        (long long)mc.n_vocab));
+  }
+
+  // Chat template: the override, the GGUF's, or ChatML.
+  std::string source = config.chat_template;
+  std::string origin = config.chat_template_origin.empty()
+                           ? "file" : config.chat_template_origin;
+  if (source.empty() && file.Has("tokenizer.chat_template")) {
+    StatusOr<std::string> s = file.GetString("tokenizer.chat_template");
+    if (s.ok()) {
+      source = *s;
+      origin = "gguf";
+    }
+  }
+  if (source.empty()) origin = "chatml";
+  const tokenizer::Vocab& vocab = tokenizer->vocab();
+  ChatRenderer chat = ChatRenderer::Create(source, TokenText(vocab, vocab.bos),
+                                           TokenText(vocab, vocab.eos));
+  if (!chat.parse_status().ok()) {
+    LOG(ERROR) << "the " << origin << " chat template does not parse ("
+               << chat.parse_status().message()
+               << "); /v1/chat/completions will fail";
+    origin += " (unusable: " + chat.parse_status().message() + ")";
+  }
+
+  engine::SchedulerConfig sched = config.scheduler;
+  if (sched.max_model_len <= 0) {
+    sched.max_model_len = static_cast<int>(
+        mc.n_ctx_train > 0 ? std::min<int64_t>(mc.n_ctx_train, 4096) : 4096);
+  }
+  RETURN_IF_ERROR(sched.Validate());
+  kv::KvCacheConfig kv;
+  kv.block_size = config.kv_block_size;
+  const int64_t blocks =
+      engine::KvBlocksForBytes(mc, kv.block_size, config.kv_bytes);
+  if (blocks < 1 || blocks > (int64_t{1} << 30)) {
+    return InvalidArgumentError(StrFormat(
+        "a KV budget of %s holds %lld blocks of %d tokens; need at least one",
+        HumanBytes(config.kv_bytes).c_str(), (long long)blocks,
+        kv.block_size));
+  }
+  kv.num_blocks = static_cast<int>(blocks);
+  const uint64_t bytes_per_block =
+      static_cast<uint64_t>(mc.n_layer) *
+      static_cast<uint64_t>(mc.k_dim() + mc.v_dim()) * sizeof(float) *
+      static_cast<uint64_t>(kv.block_size);
+
+  engine::ModelExecutorConfig ec;
+  ec.num_threads = config.threads;
+  ASSIGN_OR_RETURN(std::unique_ptr<engine::Executor> exec,
+                   engine::CreateModelExecutor(model.get(), kv, ec));
+  ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> eng,
+                   engine::Engine::Create(sched, kv, std::move(exec)));
+
+  EngineBackendOptions opt;
+  ModelInfo& mi = opt.model_info;
+  mi.id = config.model_id.empty()
+              ? std::filesystem::path(config.model_path).stem().string()
+              : config.model_id;
+  mi.path = config.model_path;
+  mi.size_bytes = file.file_size();
+  mi.architecture = mc.arch_name;
+  mi.quantization = Quantization(file);
+  mi.context_length = sched.max_model_len;
+  int64_t params = 0;
+  for (const gguf::TensorInfo& t : file.tensors()) {
+    params += static_cast<int64_t>(t.n_elements);
+  }
+  mi.parameter_count = params;
+  mi.vocab_size = tokenizer->n_tokens();
+  mi.created = static_cast<int64_t>(std::time(nullptr));
+  EngineInfo& ei = opt.engine_info;
+  ei.isa_path = std::string(kernels::IsaName(kernels::ActiveIsa()));
+  ei.threads = config.threads > 0
+                   ? config.threads
+                   : static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  ei.scheduler_kind = "continuous";
+  ei.max_in_flight = sched.max_seqs;
+  ei.prefill_chunk_size = sched.prefill_chunk;
+  ei.token_budget = sched.max_batched_tokens;
+  // max_queue: the server's own limit is the one clients meet (429).
+  ei.kv_block_size = kv.block_size;
+  ei.kv_bytes = static_cast<int64_t>(bytes_per_block * blocks);
+  opt.max_batched_tokens = sched.max_batched_tokens;
+
+  if (summary != nullptr) {
+    summary->model = mc.Summary();
+    summary->kv_blocks = blocks;
+    summary->kv_bytes = bytes_per_block * static_cast<uint64_t>(blocks);
+    summary->max_model_len = sched.max_model_len;
+    summary->chat_template = origin;
+  }
+  return EngineBackend::Create(std::move(tokenizer), std::move(eng),
+                               std::move(chat), std::move(opt),
+                               std::move(model));
+}
+
+}  // namespace weft::server

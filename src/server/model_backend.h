@@ -1,0 +1,53 @@
+// Loading the real backend: opens a GGUF model, builds its tokenizer, chat
+// template, ModelExecutor (paged KV sized from a byte budget) and Engine,
+// and wraps them in an EngineBackend with the model's facts filled in
+// (path, size, architecture, quantization, context length, parameter
+// count).
+//
+// Thread safety: LoadEngineBackend may be called from any thread; the result
+// is as thread-safe as EngineBackend.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/scheduler_config.h"
+#include "server/engine_backend.h"
+#include "util/status.h"
+
+namespace weft::server {
+
+struct ModelBackendConfig {
+  std::string model_path;          // GGUF file
+  std::string model_id;            // name for clients; empty = file stem
+  // Jinja source overriding the GGUF's tokenizer.chat_template; empty =
+  // the GGUF's, else ChatML.
+  std::string chat_template;
+  std::string chat_template_origin;  // where it came from, for logs
+  engine::SchedulerConfig scheduler;  // max_model_len 0 is replaced by
+                                      // min(training context, 4096)
+  uint64_t kv_bytes = 512ull << 20;   // KV cache budget
+  int kv_block_size = 16;             // tokens per KV block
+  int threads = 0;                    // compute threads; 0 = all cores
+};
+
+// What was loaded, for the start-up log.
+struct ModelBackendSummary {
+  std::string model;        // one line: architecture, layers, ...
+  int64_t kv_blocks = 0;    // KV blocks allocated
+  uint64_t kv_bytes = 0;    // their bytes
+  int max_model_len = 0;    // the context length in use
+  std::string chat_template;  // "gguf", "file", "chatml" or an error
+};
+
+// Errors: the model file is missing/invalid (InvalidArgument, NotFound,
+// DataLoss, Unimplemented), the KV budget holds no full sequence
+// (InvalidArgument), allocation failures (ResourceExhausted).
+StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
+    const ModelBackendConfig& config, ModelBackendSummary* summary);
+
+// The llama.cpp name of a general.file_type value ("Q4_K_M"), or "".
+std::string FileTypeName(uint32_t file_type);
+
+}  // namespace weft::server
