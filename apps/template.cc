@@ -14,6 +14,7 @@
 #include "apps/command.h"
 #include "apps/flags.h"
 #include "gguf/gguf.h"
+#include "server/chat_render.h"
 #include "util/strings.h"
 
 namespace weft::apps {
@@ -21,47 +22,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// JSON to a template value; objects keep their key order.
-StatusOr<chat::Value> FromJson(const Json& j, int depth = 0) {
-  if (depth > 256) return InvalidArgumentError("JSON nested too deeply");
-  switch (j.type()) {
-    case Json::value_t::null:
-      return chat::Value::None();
-    case Json::value_t::boolean:
-      return chat::Value(j.get<bool>());
-    case Json::value_t::number_integer:
-      return chat::Value(j.get<int64_t>());
-    case Json::value_t::number_unsigned: {
-      uint64_t u = j.get<uint64_t>();
-      if (u <= static_cast<uint64_t>(INT64_MAX)) {
-        return chat::Value(static_cast<int64_t>(u));
-      }
-      return chat::Value(static_cast<double>(u));
-    }
-    case Json::value_t::number_float:
-      return chat::Value(j.get<double>());
-    case Json::value_t::string:
-      return chat::Value(j.get<std::string>());
-    case Json::value_t::array: {
-      chat::Value::List items;
-      for (const auto& x : j) {
-        ASSIGN_OR_RETURN(chat::Value v, FromJson(x, depth + 1));
-        items.push_back(std::move(v));
-      }
-      return chat::Value::MakeList(std::move(items));
-    }
-    case Json::value_t::object: {
-      chat::Dict d;
-      for (const auto& [k, x] : j.items()) {
-        ASSIGN_OR_RETURN(chat::Value v, FromJson(x, depth + 1));
-        d.Set(chat::Value(k), std::move(v));
-      }
-      return chat::Value::MakeDict(std::move(d));
-    }
-    default:
-      return InvalidArgumentError("unsupported JSON value");
-  }
-}
 
 StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -161,17 +121,17 @@ int RunTemplate(int argc, char** argv) {
     tools_json = *t;
   }
 
-  auto messages = FromJson(messages_json);
+  auto messages = server::ChatValueFromJson(messages_json);
   if (!messages.ok()) return Fail(2, messages.status().ToString());
   chat::Value tools;
   if (!tools_json.is_null()) {
-    auto t = FromJson(tools_json);
+    auto t = server::ChatValueFromJson(tools_json);
     if (!t.ok()) return Fail(2, t.status().ToString());
     tools = *t;
   }
   chat::Value kwargs;
   if (kwargs_json.is_object()) {
-    auto k = FromJson(kwargs_json);
+    auto k = server::ChatValueFromJson(kwargs_json);
     if (!k.ok()) return Fail(2, k.status().ToString());
     kwargs = *k;
   }

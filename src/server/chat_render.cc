@@ -9,8 +9,55 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// JSON to a template value; objects keep their key order.
-StatusOr<chat::Value> FromJson(const Json& j, int depth = 0) {
+
+StatusOr<chat::Value> ParseJsonValue(const std::string& text,
+                                     const char* what) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return InvalidArgumentError(StrFormat("%s is not valid JSON", what));
+  }
+  return ChatValueFromJson(j);
+}
+
+// One message as HF templates see it: role, content, then the optional
+// fields only when present.
+StatusOr<chat::Value> MessageValue(const ChatMessage& m) {
+  chat::Dict d;
+  d.Set(chat::Value("role"), chat::Value(m.role));
+  d.Set(chat::Value("content"),
+        m.content ? chat::Value(*m.content) : chat::Value::None());
+  if (m.name) d.Set(chat::Value("name"), chat::Value(*m.name));
+  if (!m.tool_calls.empty()) {
+    chat::Value::List calls;
+    for (const ToolCall& c : m.tool_calls) {
+      // Arguments as a dict when they are a JSON object (what most
+      // templates expect, as vLLM does), else the text.
+      chat::Value args(c.arguments);
+      Json j = Json::parse(c.arguments, nullptr, /*allow_exceptions=*/false);
+      if (!j.is_discarded() && j.is_object()) {
+        ASSIGN_OR_RETURN(args, ChatValueFromJson(j));
+      }
+      chat::Dict fn;
+      fn.Set(chat::Value("name"), chat::Value(c.name));
+      fn.Set(chat::Value("arguments"), std::move(args));
+      chat::Dict call;
+      call.Set(chat::Value("id"), chat::Value(c.id));
+      call.Set(chat::Value("type"), chat::Value(c.type));
+      call.Set(chat::Value("function"), chat::Value::MakeDict(std::move(fn)));
+      calls.push_back(chat::Value::MakeDict(std::move(call)));
+    }
+    d.Set(chat::Value("tool_calls"), chat::Value::MakeList(std::move(calls)));
+  }
+  if (m.tool_call_id) {
+    d.Set(chat::Value("tool_call_id"), chat::Value(*m.tool_call_id));
+  }
+  return chat::Value::MakeDict(std::move(d));
+}
+
+}  // namespace
+
+StatusOr<chat::Value> ChatValueFromJson(const nlohmann::ordered_json& j, int depth) {
+  using Json = nlohmann::ordered_json;
   if (depth > 128) return InvalidArgumentError("JSON nested too deeply");
   switch (j.type()) {
     case Json::value_t::null:
@@ -33,7 +80,7 @@ StatusOr<chat::Value> FromJson(const Json& j, int depth = 0) {
     case Json::value_t::array: {
       chat::Value::List items;
       for (const Json& x : j) {
-        ASSIGN_OR_RETURN(chat::Value v, FromJson(x, depth + 1));
+        ASSIGN_OR_RETURN(chat::Value v, ChatValueFromJson(x, depth + 1));
         items.push_back(std::move(v));
       }
       return chat::Value::MakeList(std::move(items));
@@ -41,7 +88,7 @@ StatusOr<chat::Value> FromJson(const Json& j, int depth = 0) {
     case Json::value_t::object: {
       chat::Dict d;
       for (const auto& [k, x] : j.items()) {
-        ASSIGN_OR_RETURN(chat::Value v, FromJson(x, depth + 1));
+        ASSIGN_OR_RETURN(chat::Value v, ChatValueFromJson(x, depth + 1));
         d.Set(chat::Value(k), std::move(v));
       }
       return chat::Value::MakeDict(std::move(d));
@@ -50,52 +97,6 @@ StatusOr<chat::Value> FromJson(const Json& j, int depth = 0) {
       return InvalidArgumentError("unsupported JSON value");
   }
 }
-
-StatusOr<chat::Value> ParseJsonValue(const std::string& text,
-                                     const char* what) {
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return InvalidArgumentError(StrFormat("%s is not valid JSON", what));
-  }
-  return FromJson(j);
-}
-
-// One message as HF templates see it: role, content, then the optional
-// fields only when present.
-StatusOr<chat::Value> MessageValue(const ChatMessage& m) {
-  chat::Dict d;
-  d.Set(chat::Value("role"), chat::Value(m.role));
-  d.Set(chat::Value("content"),
-        m.content ? chat::Value(*m.content) : chat::Value::None());
-  if (m.name) d.Set(chat::Value("name"), chat::Value(*m.name));
-  if (!m.tool_calls.empty()) {
-    chat::Value::List calls;
-    for (const ToolCall& c : m.tool_calls) {
-      // Arguments as a dict when they are a JSON object (what most
-      // templates expect, as vLLM does), else the text.
-      chat::Value args(c.arguments);
-      Json j = Json::parse(c.arguments, nullptr, /*allow_exceptions=*/false);
-      if (!j.is_discarded() && j.is_object()) {
-        ASSIGN_OR_RETURN(args, FromJson(j));
-      }
-      chat::Dict fn;
-      fn.Set(chat::Value("name"), chat::Value(c.name));
-      fn.Set(chat::Value("arguments"), std::move(args));
-      chat::Dict call;
-      call.Set(chat::Value("id"), chat::Value(c.id));
-      call.Set(chat::Value("type"), chat::Value(c.type));
-      call.Set(chat::Value("function"), chat::Value::MakeDict(std::move(fn)));
-      calls.push_back(chat::Value::MakeDict(std::move(call)));
-    }
-    d.Set(chat::Value("tool_calls"), chat::Value::MakeList(std::move(calls)));
-  }
-  if (m.tool_call_id) {
-    d.Set(chat::Value("tool_call_id"), chat::Value(*m.tool_call_id));
-  }
-  return chat::Value::MakeDict(std::move(d));
-}
-
-}  // namespace
 
 ChatRenderer ChatRenderer::Create(std::string_view source, std::string bos,
                                   std::string eos) {

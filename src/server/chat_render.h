@@ -15,11 +15,18 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "chat/template.h"
 #include "server/backend.h"
 #include "util/status.h"
 
 namespace weft::server {
+
+// JSON to a template value; objects keep their key order. Error past
+// `depth` 128 or for values a template cannot hold.
+StatusOr<chat::Value> ChatValueFromJson(const nlohmann::ordered_json& j,
+                                        int depth = 0);
 
 class ChatRenderer {
  public:
