@@ -1,4 +1,6 @@
-// Model::Forward: the decoder stack for llama / qwen2 / gemma3.
+// Model::Forward: the decoder stack for llama / qwen2 / gemma3 on the fast
+// kernels (kernels/matmul.h, kernels/kernel_table.h), over a varlen batch of
+// tokens from one or more sequences.
 //
 // Per layer (llama.cpp's graphs):
 //   h = RMSNorm(x) ; q,k,v = h Wq,Wk,Wv (+bias) ; [gemma3: RMSNorm per head of q,k]
@@ -6,18 +8,25 @@
 //   o = a Wo ; [gemma3: o = RMSNorm(o)] ; x += o
 //   h = RMSNorm(x) ; f = (act(h Wgate) * h Wup) Wdown ; [gemma3: f = RMSNorm(f)] ; x += f
 // then logits = RMSNorm(x) Wout for the rows that want them.
+//
+// Every step is either per token (norms, RoPE, activations, residuals, the
+// int8 activation quantization inside MatMul) or a dot product of one token
+// row with one weight row / one cached row, so a token's result never
+// depends on which other tokens share the batch: mixing sequences is
+// bitwise identical to running each alone.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "kernels/isa.h"
 #include "model/model.h"
 #include "model/ops.h"
 
 namespace weft::model {
-namespace {
 
-// Scratch activations of one pass. T = tokens in the batch.
-struct Scratch {
+// Scratch activations, grown on demand and kept between passes (guarded by
+// Model::mu_). T = tokens in the batch.
+struct ForwardScratch {
   std::vector<float> x;      // [T, n_embd] residual stream
   std::vector<float> xn;     // [T, n_embd] normed input of a sub-block
   std::vector<float> q;      // [T, n_head * head_dim_k]
@@ -29,7 +38,78 @@ struct Scratch {
   std::vector<float> up;     // [T, n_ff]
   std::vector<float> rope_global;  // [T, n_rot] cos/sin of global layers
   std::vector<float> rope_local;   // [T, n_rot] cos/sin of local layers
+  std::vector<float> rows;   // [n_out, n_embd] normed rows that want logits
+  std::vector<std::vector<float>> scores;  // per pool thread: [max context]
+  std::vector<std::vector<float>> decoded;  // per pool thread: [cols] (fallback)
+  kernels::MatMulScratch matmul;            // quantized activations
 };
+
+Model::Model() : scratch_(std::make_unique<ForwardScratch>()) {}
+Model::~Model() = default;
+
+kernels::ThreadPool* Model::Pool(int n_threads) const {
+  if (n_threads <= 1) return nullptr;
+  if (pool_ == nullptr || pool_->num_threads() != n_threads) {
+    kernels::ThreadPoolOptions o;
+    o.num_threads = n_threads;
+    pool_ = std::make_unique<kernels::ThreadPool>(o);
+  }
+  return pool_.get();
+}
+
+namespace {
+
+struct Ctx {
+  const kernels::KernelTable& kt;
+  kernels::ThreadPool* pool;  // null: inline
+  ForwardScratch& s;
+  int n_threads;
+  bool float_activations;     // ForwardOptions::float_activations
+};
+
+template <typename Fn>
+void ForEach(const Ctx& cx, int64_t n, Fn&& fn) {
+  if (cx.pool != nullptr && n > 1) {
+    cx.pool->ParallelFor(n, fn);
+  } else {
+    for (int64_t i = 0; i < n; ++i) fn(i, 0);
+  }
+}
+
+// y[m, :] = x[m, :] W^T: the kernels' MatMul for the formats it supports,
+// else (or with float_activations) rows dequantized by the reference decoder
+// and dotted in float32 with the table's dot_f32.
+// x: [m, W.cols], y: [m, W.rows].
+void Linear(const Ctx& cx, const WeightMatrix& w, const float* x, int64_t m,
+            float* y) {
+  if (kernels::MatMulSupports(w.type) &&
+      (!cx.float_activations || w.type == GgmlType::kF32)) {
+    kernels::MatMulArgs a;
+    a.w_type = w.type;
+    a.w = w.data;
+    a.w_row_bytes = w.row_bytes;
+    a.x = x;
+    a.y = y;
+    a.m = m;
+    a.n = w.rows;
+    a.k = w.cols;
+    a.pool = cx.pool;
+    a.scratch = &cx.s.matmul;
+    kernels::MatMul(cx.kt, a);
+    return;
+  }
+  constexpr int64_t kRows = 16;
+  for (auto& d : cx.s.decoded) d.resize(static_cast<size_t>(w.cols));
+  ForEach(cx, (w.rows + kRows - 1) / kRows, [&](int64_t blk, int thread) {
+    float* row = cx.s.decoded[thread].data();
+    for (int64_t r = blk * kRows; r < std::min(w.rows, (blk + 1) * kRows); ++r) {
+      DecodeRow(w, r, row);
+      for (int64_t t = 0; t < m; ++t) {
+        y[t * w.rows + r] = cx.kt.dot_f32(x + t * w.cols, row, w.cols);
+      }
+    }
+  });
+}
 
 void AddBias(float* y, const std::vector<float>& b, int64_t t, int64_t n) {
   if (b.empty()) return;
@@ -38,54 +118,50 @@ void AddBias(float* y, const std::vector<float>& b, int64_t t, int64_t n) {
   }
 }
 
-// Attention of the T batch tokens of `seq` (positions pos0..pos0+T-1)
-// against cached positions, for one layer.
-void Attention(const ModelConfig& c, int64_t il, const KvCache& cache,
-               int32_t seq, int32_t pos0, int64_t t_count, const float* q,
-               float* out, int n_threads) {
+// Attention of every batch token (each against its own sequence's cached
+// positions <= its position) for layer `il`. q: [T, q_dim], out: [T,
+// n_head * head_dim_v]. One task per (token, head).
+void Attention(const Ctx& cx, const ModelConfig& c, int64_t il,
+               const KvCache& cache, const Batch& batch, const float* q,
+               float* out) {
   const int64_t group = c.n_head / c.n_head_kv;
   const int64_t hd = c.head_dim_k, hdv = c.head_dim_v;
   const bool local = c.IsLocalLayer(il);
   const int32_t layer = static_cast<int32_t>(il);
-  // Threads only pay off when there are enough multiply-adds.
-  const int64_t work = t_count * c.n_head * (pos0 + t_count) * (hd + hdv);
-  ParallelFor(t_count * c.n_head, work >= (int64_t{1} << 17) ? n_threads : 1,
-              [&](int64_t b, int64_t e) {
-    std::vector<float> scores;
-    std::vector<float> acc(static_cast<size_t>(hdv));
-    for (int64_t job = b; job < e; ++job) {
-      const int64_t t = job / c.n_head, h = job % c.n_head;
-      const int64_t kvh = h / group;
-      const int32_t pos = pos0 + static_cast<int32_t>(t);
-      // llama.cpp's standard SWA: key p is visible iff pos - p < window.
-      int32_t lo = 0;
-      if (local && pos >= c.sliding_window) {
-        lo = pos - static_cast<int32_t>(c.sliding_window) + 1;
+  const int64_t T = static_cast<int64_t>(batch.size());
+  ForEach(cx, T * c.n_head, [&](int64_t job, int thread) {
+    const int64_t t = job / c.n_head, h = job % c.n_head;
+    const int64_t kvh = h / group;
+    const int32_t seq = batch.seq_ids[t];
+    const int32_t pos = batch.positions[t];
+    // llama.cpp's standard SWA: key p is visible iff pos - p < window.
+    int32_t lo = 0;
+    if (local && pos >= c.sliding_window) {
+      lo = pos - static_cast<int32_t>(c.sliding_window) + 1;
+    }
+    const float* qh = q + t * c.q_dim() + h * hd;
+    float* scores = cx.s.scores[thread].data();  // [pos - lo + 1]
+    const int64_t n = pos - lo + 1;
+    for (int32_t p = lo; p <= pos; ++p) {
+      scores[p - lo] = cx.kt.dot_f32(qh, cache.KeyRow(layer, seq, p) + kvh * hd, hd) *
+                       c.attn_scale;
+    }
+    if (c.attn_softcap > 0) {
+      for (int64_t j = 0; j < n; ++j) {
+        scores[j] = c.attn_softcap * std::tanh(scores[j] / c.attn_softcap);
       }
-      const float* qh = q + t * c.q_dim() + h * hd;
-      scores.resize(static_cast<size_t>(pos - lo + 1));
-      float mx = -std::numeric_limits<float>::infinity();
-      for (int32_t p = lo; p <= pos; ++p) {
-        float s = Dot(qh, cache.KeyRow(layer, seq, p) + kvh * hd, hd) * c.attn_scale;
-        if (c.attn_softcap > 0) s = c.attn_softcap * std::tanh(s / c.attn_softcap);
-        scores[p - lo] = s;
-        mx = std::max(mx, s);
-      }
-      double sum = 0;
-      for (float& s : scores) {
-        s = std::exp(s - mx);
-        sum += s;
-      }
-      const float inv = static_cast<float>(1.0 / sum);
-      std::fill(acc.begin(), acc.end(), 0.0f);
-      for (int32_t p = lo; p <= pos; ++p) {
-        const float w = scores[p - lo] * inv;
-        const float* vr = cache.ValueRow(layer, seq, p) + kvh * hdv;
-        for (int64_t d = 0; d < hdv; ++d) acc[d] += w * vr[d];
-      }
-      std::copy(acc.begin(), acc.end(), out + t * c.n_head * hdv + h * hdv);
+    }
+    cx.kt.softmax(scores, n);
+    float* o = out + t * c.n_head * hdv + h * hdv;  // [hdv]
+    std::fill_n(o, hdv, 0.0f);
+    for (int32_t p = lo; p <= pos; ++p) {
+      cx.kt.axpy_f32(scores[p - lo], cache.ValueRow(layer, seq, p) + kvh * hdv, o, hdv);
     }
   });
+}
+
+void Grow(std::vector<float>* v, int64_t n) {
+  if (static_cast<int64_t>(v->size()) < n) v->resize(static_cast<size_t>(n));
 }
 
 }  // namespace
@@ -94,28 +170,43 @@ Status Model::Forward(const Batch& batch, KvCache* cache,
                       std::vector<float>* logits,
                       const ForwardOptions& options) const {
   CHECK(cache != nullptr && logits != nullptr);
-  RETURN_IF_ERROR(Validate(batch, *cache));
+  std::vector<SeqSpan> spans;
+  RETURN_IF_ERROR(Validate(batch, *cache, &spans));
+  for (const SeqSpan& sp : spans) {
+    RETURN_IF_ERROR(cache->Reserve(sp.seq, sp.start + sp.count));
+  }
+  // Positions past each sequence's batch start are overwritten.
+  for (const SeqSpan& sp : spans) cache->Truncate(sp.seq, sp.start);
+
+  std::lock_guard<std::mutex> lock(mu_);
   const ModelConfig& c = config_;
   const ModelWeights& w = weights_;
   const int64_t T = static_cast<int64_t>(batch.size());
-  const int32_t seq = batch.seq_ids[0];
-  const int32_t pos0 = batch.positions[0];
   const int nt = std::max(1, options.n_threads);
-  RETURN_IF_ERROR(cache->Reserve(seq, pos0 + static_cast<int32_t>(T)));
-  // Positions past the batch start are overwritten.
-  cache->Truncate(seq, pos0);
+  kernels::ThreadPool* pool = Pool(nt);
+  ForwardScratch& s = *scratch_;
+  const Ctx cx{options.kernels != nullptr ? *options.kernels : kernels::Kernels(),
+               pool, s, pool != nullptr ? pool->num_threads() : 1,
+               options.float_activations};
+  const kernels::KernelTable& kt = cx.kt;
 
   const int64_t E = c.n_embd;
-  Scratch s;
-  s.x.resize(T * E);
-  s.xn.resize(T * E);
-  s.q.resize(T * c.q_dim());
-  s.k.resize(T * c.k_dim());
-  s.v.resize(T * c.v_dim());
-  s.attn.resize(T * c.n_head * c.head_dim_v);
-  s.o.resize(T * E);
-  s.gate.resize(T * c.n_ff);
-  s.up.resize(T * c.n_ff);
+  Grow(&s.x, T * E);
+  Grow(&s.xn, T * E);
+  Grow(&s.q, T * c.q_dim());
+  Grow(&s.k, T * c.k_dim());
+  Grow(&s.v, T * c.v_dim());
+  Grow(&s.attn, T * c.n_head * c.head_dim_v);
+  Grow(&s.o, T * E);
+  Grow(&s.gate, T * c.n_ff);
+  Grow(&s.up, T * c.n_ff);
+  int32_t max_pos = 0;
+  for (int32_t p : batch.positions) max_pos = std::max(max_pos, p);
+  if (static_cast<int>(s.scores.size()) < cx.n_threads) {
+    s.scores.resize(static_cast<size_t>(cx.n_threads));
+    s.decoded.resize(static_cast<size_t>(cx.n_threads));
+  }
+  for (auto& sc : s.scores) Grow(&sc, static_cast<int64_t>(max_pos) + 1);
 
   // Embeddings: [T, E].
   for (int64_t t = 0; t < T; ++t) {
@@ -128,92 +219,98 @@ Status Model::Forward(const Batch& batch, KvCache* cache,
 
   // RoPE tables for global and local layers: [T, n_rot].
   const float* ff = w.rope_freqs.empty() ? nullptr : w.rope_freqs.data();
-  s.rope_global.resize(T * c.n_rot);
-  s.rope_local.resize(T * c.n_rot);
+  Grow(&s.rope_global, T * c.n_rot);
+  Grow(&s.rope_local, T * c.n_rot);
   const int64_t first_local = c.swa_pattern > 0 && c.sliding_window > 0 ? 0 : -1;
   const int64_t first_global = c.swa_pattern > 0 ? c.swa_pattern - 1 : 0;
   for (int64_t t = 0; t < T; ++t) {
-    RopeTable(c.LayerRope(first_global), c.n_rot, pos0 + static_cast<int32_t>(t),
-              ff, s.rope_global.data() + t * c.n_rot);
+    RopeTable(c.LayerRope(first_global), c.n_rot, batch.positions[t], ff,
+              s.rope_global.data() + t * c.n_rot);
     if (first_local >= 0) {
-      RopeTable(c.LayerRope(first_local), c.n_rot, pos0 + static_cast<int32_t>(t),
-                ff, s.rope_local.data() + t * c.n_rot);
+      RopeTable(c.LayerRope(first_local), c.n_rot, batch.positions[t], ff,
+                s.rope_local.data() + t * c.n_rot);
     }
   }
+  const bool neox = c.rope_type == RopeType::kNeox;
 
   for (int64_t il = 0; il < c.n_layer; ++il) {
     const LayerWeights& L = w.layers[il];
     const int32_t layer = static_cast<int32_t>(il);
     // Attention block.
     for (int64_t t = 0; t < T; ++t) {
-      RmsNorm(s.x.data() + t * E, L.attn_norm.data(), E, c.rms_eps, s.xn.data() + t * E);
+      kt.rms_norm(s.x.data() + t * E, L.attn_norm.data(), E, c.rms_eps, s.xn.data() + t * E);
     }
-    MatMul(L.wq, s.xn.data(), T, s.q.data(), nt);
-    MatMul(L.wk, s.xn.data(), T, s.k.data(), nt);
-    MatMul(L.wv, s.xn.data(), T, s.v.data(), nt);
+    Linear(cx, L.wq, s.xn.data(), T, s.q.data());
+    Linear(cx, L.wk, s.xn.data(), T, s.k.data());
+    Linear(cx, L.wv, s.xn.data(), T, s.v.data());
     AddBias(s.q.data(), L.bq, T, c.q_dim());
     AddBias(s.k.data(), L.bk, T, c.k_dim());
     AddBias(s.v.data(), L.bv, T, c.v_dim());
     if (c.qk_norm) {
       for (int64_t r = 0; r < T * c.n_head; ++r) {
         float* p = s.q.data() + r * c.head_dim_k;
-        RmsNorm(p, L.q_norm.data(), c.head_dim_k, c.rms_eps, p);
+        kt.rms_norm(p, L.q_norm.data(), c.head_dim_k, c.rms_eps, p);
       }
       for (int64_t r = 0; r < T * c.n_head_kv; ++r) {
         float* p = s.k.data() + r * c.head_dim_k;
-        RmsNorm(p, L.k_norm.data(), c.head_dim_k, c.rms_eps, p);
+        kt.rms_norm(p, L.k_norm.data(), c.head_dim_k, c.rms_eps, p);
       }
     }
     const std::vector<float>& table =
         c.IsLocalLayer(il) ? s.rope_local : s.rope_global;
     for (int64_t t = 0; t < T; ++t) {
       const float* cs = table.data() + t * c.n_rot;
-      ApplyRope(s.q.data() + t * c.q_dim(), c.n_head, c.head_dim_k, c.n_rot,
-                c.rope_type, cs);
-      ApplyRope(s.k.data() + t * c.k_dim(), c.n_head_kv, c.head_dim_k, c.n_rot,
-                c.rope_type, cs);
-      const int32_t pos = pos0 + static_cast<int32_t>(t);
+      kt.rope(s.q.data() + t * c.q_dim(), c.n_head, c.head_dim_k, c.n_rot, neox, cs);
+      kt.rope(s.k.data() + t * c.k_dim(), c.n_head_kv, c.head_dim_k, c.n_rot, neox, cs);
+      const int32_t seq = batch.seq_ids[t], pos = batch.positions[t];
       std::copy_n(s.k.data() + t * c.k_dim(), c.k_dim(), cache->KeyRow(layer, seq, pos));
       std::copy_n(s.v.data() + t * c.v_dim(), c.v_dim(), cache->ValueRow(layer, seq, pos));
     }
-    Attention(c, il, *cache, seq, pos0, T, s.q.data(), s.attn.data(), nt);
-    MatMul(L.wo, s.attn.data(), T, s.o.data(), nt);
+    Attention(cx, c, il, *cache, batch, s.q.data(), s.attn.data());
+    Linear(cx, L.wo, s.attn.data(), T, s.o.data());
     for (int64_t t = 0; t < T; ++t) {
       float* o = s.o.data() + t * E;
-      if (c.post_norms) RmsNorm(o, L.post_attn_norm.data(), E, c.rms_eps, o);
+      if (c.post_norms) kt.rms_norm(o, L.post_attn_norm.data(), E, c.rms_eps, o);
       float* x = s.x.data() + t * E;
       for (int64_t i = 0; i < E; ++i) x[i] += o[i];
     }
     // FFN block.
     for (int64_t t = 0; t < T; ++t) {
-      RmsNorm(s.x.data() + t * E, L.ffn_norm.data(), E, c.rms_eps, s.xn.data() + t * E);
+      kt.rms_norm(s.x.data() + t * E, L.ffn_norm.data(), E, c.rms_eps, s.xn.data() + t * E);
     }
-    MatMul(L.ffn_gate, s.xn.data(), T, s.gate.data(), nt);
-    MatMul(L.ffn_up, s.xn.data(), T, s.up.data(), nt);
-    GatedActivation(c.activation, s.gate.data(), s.up.data(), T * c.n_ff);
-    MatMul(L.ffn_down, s.gate.data(), T, s.o.data(), nt);
+    Linear(cx, L.ffn_gate, s.xn.data(), T, s.gate.data());
+    Linear(cx, L.ffn_up, s.xn.data(), T, s.up.data());
+    // Per token row: a vector kernel's scalar tail rounds differently, so
+    // one call over T * n_ff would make a token's result depend on T.
+    auto* act = c.activation == FfnActivation::kSilu ? kt.silu : kt.gelu;
+    for (int64_t t = 0; t < T; ++t) {
+      float* g = s.gate.data() + t * c.n_ff;
+      act(g, s.up.data() + t * c.n_ff, g, c.n_ff);
+    }
+    Linear(cx, L.ffn_down, s.gate.data(), T, s.o.data());
     for (int64_t t = 0; t < T; ++t) {
       float* o = s.o.data() + t * E;
-      if (c.post_norms) RmsNorm(o, L.post_ffn_norm.data(), E, c.rms_eps, o);
+      if (c.post_norms) kt.rms_norm(o, L.post_ffn_norm.data(), E, c.rms_eps, o);
       float* x = s.x.data() + t * E;
       for (int64_t i = 0; i < E; ++i) x[i] += o[i];
     }
   }
-  cache->Commit(seq, pos0 + static_cast<int32_t>(T));
+  for (const SeqSpan& sp : spans) cache->Commit(sp.seq, sp.start + sp.count);
 
   // Logits for the wanted rows only: [n_out, n_vocab].
-  std::vector<float> rows;
   int64_t n_out = 0;
+  for (int64_t t = 0; t < T; ++t) n_out += batch.logits[t] != 0;
+  Grow(&s.rows, n_out * E);
+  n_out = 0;
   for (int64_t t = 0; t < T; ++t) {
     if (!batch.logits[t]) continue;
-    rows.resize((n_out + 1) * E);
-    RmsNorm(s.x.data() + t * E, w.output_norm.data(), E, c.rms_eps,
-            rows.data() + n_out * E);
+    kt.rms_norm(s.x.data() + t * E, w.output_norm.data(), E, c.rms_eps,
+                s.rows.data() + n_out * E);
     ++n_out;
   }
-  logits->assign(static_cast<size_t>(n_out * c.n_vocab), 0.0f);
+  logits->resize(static_cast<size_t>(n_out * c.n_vocab));
   if (n_out > 0) {
-    MatMul(w.output, rows.data(), n_out, logits->data(), nt);
+    Linear(cx, w.output, s.rows.data(), n_out, logits->data());
     if (c.final_softcap > 0) SoftCap(logits->data(), n_out * c.n_vocab, c.final_softcap);
   }
   return OkStatus();

@@ -1,5 +1,8 @@
 #include "model/model.h"
 
+#include <limits>
+#include <unordered_map>
+
 #include "util/strings.h"
 
 namespace weft::model {
@@ -19,42 +22,58 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(
   return m;
 }
 
-Status Model::Validate(const Batch& b, const KvCache& cache) const {
+Status Model::Validate(const Batch& b, const KvCache& cache,
+                       std::vector<SeqSpan>* spans) const {
+  spans->clear();
   const size_t n = b.tokens.size();
   if (n == 0) return InvalidArgumentError("empty batch");
   if (b.positions.size() != n || b.seq_ids.size() != n || b.logits.size() != n) {
     return InvalidArgumentError("batch vectors have different lengths");
   }
-  const int32_t seq = b.seq_ids[0];
-  if (seq < 0 || seq >= cache.MaxSequences()) {
-    return InvalidArgumentError(StrFormat("sequence id %d out of range [0, %d)",
-                                          seq, cache.MaxSequences()));
+  if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    return InvalidArgumentError("batch too large");
   }
-  const int32_t start = b.positions[0];
-  if (start < 0 || start > cache.Length(seq)) {
-    return InvalidArgumentError(StrFormat(
-        "batch starts at position %d but sequence %d has %d cached positions",
-        start, seq, cache.Length(seq)));
-  }
+  // Index into *spans of each sequence id seen so far.
+  std::unordered_map<int32_t, size_t> index;
   for (size_t i = 0; i < n; ++i) {
     if (b.tokens[i] < 0 || b.tokens[i] >= config_.n_vocab) {
       return InvalidArgumentError(StrFormat("token id %d out of range [0, %lld)",
                                             b.tokens[i],
                                             static_cast<long long>(config_.n_vocab)));
     }
-    if (b.seq_ids[i] != seq) {
-      return UnimplementedError("a batch with several sequences is not supported yet");
+    const int32_t seq = b.seq_ids[i];
+    if (seq < 0 || seq >= cache.MaxSequences()) {
+      return InvalidArgumentError(StrFormat("sequence id %d out of range [0, %d)",
+                                            seq, cache.MaxSequences()));
     }
-    if (b.positions[i] != start + static_cast<int64_t>(i)) {
+    auto [it, inserted] = index.try_emplace(seq, spans->size());
+    if (inserted) {
+      const int32_t start = b.positions[i];
+      if (start < 0 || start > cache.Length(seq)) {
+        return InvalidArgumentError(StrFormat(
+            "batch starts sequence %d at position %d but it has %d cached positions",
+            seq, start, cache.Length(seq)));
+      }
+      spans->push_back({seq, start, 1});
+      continue;
+    }
+    SeqSpan& span = (*spans)[it->second];
+    const int64_t want = static_cast<int64_t>(span.start) + span.count;
+    if (b.positions[i] != want) {
       return InvalidArgumentError(StrFormat(
-          "batch positions must be consecutive: token %zu has position %d, want %lld",
-          i, b.positions[i], static_cast<long long>(start + static_cast<int64_t>(i))));
+          "batch positions of sequence %d must be consecutive: token %zu has "
+          "position %d, want %lld", seq, i, b.positions[i],
+          static_cast<long long>(want)));
     }
+    ++span.count;
   }
-  if (static_cast<int64_t>(start) + static_cast<int64_t>(n) > cache.Capacity()) {
-    return ResourceExhaustedError(StrFormat(
-        "positions up to %lld do not fit the KV cache of %d positions",
-        static_cast<long long>(start + static_cast<int64_t>(n)), cache.Capacity()));
+  for (const SeqSpan& span : *spans) {
+    const int64_t end = static_cast<int64_t>(span.start) + span.count;
+    if (end > cache.Capacity()) {
+      return ResourceExhaustedError(StrFormat(
+          "positions up to %lld of sequence %d do not fit the KV cache of %d "
+          "positions", static_cast<long long>(end), span.seq, cache.Capacity()));
+    }
   }
   return OkStatus();
 }

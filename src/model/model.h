@@ -6,16 +6,25 @@
 //   std::vector<float> logits;  // [num_outputs, n_vocab]
 //   RETURN_IF_ERROR(model->Forward(Batch::ForPrompt(ids), kv.get(), &logits));
 //
-// Thread safety: Load() result is immutable; Forward() may run concurrently
-// on different caches. Invariant: weights() matches config() (checked at
-// load).
+// Matmuls, norms, RoPE, activations and attention run on the fast kernels
+// (kernels/) with a thread pool owned by the Model, created on the first
+// Forward and re-created when ForwardOptions.n_threads changes.
+//
+// Thread safety: config(), weights() and gguf() are immutable. Forward() may
+// be called from several threads on different caches; the calls are
+// serialized by an internal mutex (they share the pool and the scratch
+// activations). Invariant: weights() matches config() (checked at load).
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "kernels/kernel_table.h"
+#include "kernels/matmul.h"
+#include "kernels/thread_pool.h"
 #include "model/batch.h"
 #include "model/config.h"
 #include "model/kv_cache.h"
@@ -25,8 +34,20 @@
 namespace weft::model {
 
 struct ForwardOptions {
-  int n_threads = 1;  // threads for matmuls and attention (caller included)
+  // Threads for matmuls and attention (caller included). The model's pool
+  // is (re)built with this many threads when it differs from the last call.
+  int n_threads = 1;
+  // Kernel table to run on; null: the active ISA (kernels::Kernels()).
+  // Tests force kernels::GetKernels(Isa::kScalar) etc. with it.
+  const kernels::KernelTable* kernels = nullptr;
+  // Matmuls with float32 activations over dequantized weight rows (the
+  // reference model/ops.h MatMul) instead of the kernels' int8/Q8_K
+  // activation path; norms, RoPE and attention still use `kernels`. Slow;
+  // for tests that check the forward formulas without quantization error.
+  bool float_activations = false;
 };
+
+struct ForwardScratch;  // forward.cc
 
 class Model {
  public:
@@ -35,27 +56,46 @@ class Model {
   // Takes ownership of an opened file.
   static StatusOr<std::unique_ptr<Model>> FromGguf(
       std::unique_ptr<gguf::GgufFile> file);
+  ~Model();
 
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
   const gguf::GgufFile& gguf() const { return *file_; }
 
-  // Runs `batch` (one sequence; consecutive positions starting at most at
-  // cache->Length(seq)), writes its K/V into `cache`, and stores the logits
-  // of the tokens with logits[i] != 0, in batch order, in `logits`
-  // ([num_outputs, n_vocab]). Errors: empty batch, token id out of range,
-  // several sequences, gaps in positions, or no room in the cache. On error
-  // the cache length is unchanged.
+  // Runs `batch`: tokens of one or more sequences, in any interleaving;
+  // the tokens of each sequence must have consecutive positions (in batch
+  // order) starting at most at cache->Length(seq) (a prefill chunk or a
+  // single decode token). Writes their K/V into `cache`; each token attends
+  // only to its own sequence's positions <= its own. Stores the logits of
+  // the tokens with logits[i] != 0, in batch order, in `logits`
+  // ([num_outputs, n_vocab]). A sequence's results do not depend on the
+  // other sequences in the batch (bitwise). Errors: empty batch, token or
+  // sequence id out of range, gaps in positions, or no room in the cache.
+  // On error no sequence's cache length changes.
   Status Forward(const Batch& batch, KvCache* cache, std::vector<float>* logits,
                  const ForwardOptions& options = {}) const;
 
  private:
-  Model() = default;
-  Status Validate(const Batch& batch, const KvCache& cache) const;
+  Model();
+  // Per sequence of the batch: its id, first position and token count.
+  struct SeqSpan {
+    int32_t seq = 0;
+    int32_t start = 0;
+    int32_t count = 0;
+  };
+  Status Validate(const Batch& batch, const KvCache& cache,
+                  std::vector<SeqSpan>* spans) const;
+  // The pool for `n_threads` (null when 1). REQUIRES: mu_ held.
+  kernels::ThreadPool* Pool(int n_threads) const;
 
   std::unique_ptr<gguf::GgufFile> file_;
   ModelConfig config_;
   ModelWeights weights_;
+
+  // Forward state, guarded by mu_.
+  mutable std::mutex mu_;
+  mutable std::unique_ptr<kernels::ThreadPool> pool_;
+  mutable std::unique_ptr<ForwardScratch> scratch_;
 };
 
 }  // namespace weft::model

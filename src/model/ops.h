@@ -1,6 +1,7 @@
-// Reference float32 operators of the forward pass: matmul over quantized
-// weights, RMSNorm, RoPE, activations. Clear scalar code (written so the
-// compiler can vectorize the inner loops); fast kernels replace it later.
+// Reference float32 operators: matmul over quantized weights, RMSNorm, RoPE,
+// activations. Clear scalar code, kept as the readable twin of the fast
+// kernels and for tests; the forward pass uses kernels/ for everything but
+// RopeTable, DecodeRow (embedding rows, fallback formats) and SoftCap.
 //
 // Thread safety: pure functions; MatMul may use `n_threads` worker threads
 // internally and returns after they finish.

@@ -284,10 +284,10 @@ TEST(ForwardTest, RejectsBadBatches) {
   gap.Add(1, 0, 0, true);
   gap.Add(2, 2, 0, true);
   EXPECT_FALSE(model.Forward(gap, kv->get(), &logits).ok());
-  Batch two;
+  Batch two;  // sequence 1 does not exist in a one-sequence cache
   two.Add(1, 0, 0, true);
   two.Add(2, 0, 1, true);
-  EXPECT_EQ(model.Forward(two, kv->get(), &logits).code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(model.Forward(two, kv->get(), &logits).code(), StatusCode::kInvalidArgument);
   std::vector<int32_t> nine(9, 1);
   Status s = model.Forward(Batch::ForPrompt(nine), kv->get(), &logits);
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();

@@ -1,0 +1,318 @@
+// `weft bench model -m MODEL [--threads N] [--reps 5] [--json FILE]`
+// (also `weft bench-model ...`): llama-bench-style model throughput on the
+// fast kernels, with the machine's read bandwidth measured in the same run.
+//
+//   pp512  prompt processing: one Forward of 512 tokens (tokens/s)
+//   tg128  generation: 128 one-token Forwards from an empty context
+//   B = 1..32: one batched decode step of B sequences, each with 256
+//          tokens of context, as ONE Forward (the engine's decode step)
+//
+// Every figure is the median of --reps runs after one warm-up, with min-max.
+// Decode figures are also shown as GB/s of weights read (each step reads
+// every weight matrix once) and as % of the bandwidth roofline.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "apps/command.h"
+#include "apps/flags.h"
+#include "kernels/bandwidth.h"
+#include "kernels/isa.h"
+#include "kernels/thread_pool.h"
+#include "model/model.h"
+#include "util/strings.h"
+
+#if __has_include("apps/bench.h")
+#include "apps/bench.h"
+#define WEFT_HAVE_BENCH_VERBS 1
+#endif
+
+#ifndef WEFT_GIT_COMMIT
+#define WEFT_GIT_COMMIT "unknown"
+#endif
+#ifndef WEFT_DEFAULT_MODEL
+#define WEFT_DEFAULT_MODEL "models/gemma-3-270m-q4_k_m.gguf"
+#endif
+
+namespace weft::apps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+// Median, min and max of timed samples (seconds).
+struct Stat {
+  std::vector<double> samples;
+  double median = 0, min = 0, max = 0;
+};
+
+Stat Summarize(std::vector<double> v) {
+  Stat s;
+  s.samples = v;
+  std::sort(v.begin(), v.end());
+  s.min = v.front();
+  s.max = v.back();
+  const size_t n = v.size();
+  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return s;
+}
+
+// Runs fn once as a warm-up, then `reps` timed times.
+template <typename Fn>
+StatusOr<Stat> Time(int reps, Fn&& fn) {
+  std::vector<double> t;
+  for (int r = 0; r <= reps; ++r) {
+    const auto a = Clock::now();
+    RETURN_IF_ERROR(fn());
+    const double s = std::chrono::duration<double>(Clock::now() - a).count();
+    if (r > 0) t.push_back(s);
+  }
+  return Summarize(std::move(t));
+}
+
+// Bytes of the weight matrices one decode step reads (all layers + output).
+uint64_t WeightBytes(const model::ModelWeights& w) {
+  auto bytes = [](const model::WeightMatrix& m) {
+    return m.present() ? static_cast<uint64_t>(m.rows) * m.row_bytes : 0;
+  };
+  uint64_t b = bytes(w.output);
+  for (const model::LayerWeights& l : w.layers) {
+    b += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) +
+         bytes(l.ffn_gate) + bytes(l.ffn_up) + bytes(l.ffn_down);
+  }
+  return b;
+}
+
+json StatJson(const Stat& s) {
+  return json{{"median_s", s.median}, {"min_s", s.min}, {"max_s", s.max},
+              {"samples_s", s.samples}};
+}
+
+// argv[0] is "model" under `weft bench`, else "bench-model".
+std::string CommandLine(int argc, char** argv) {
+  std::string s = std::string(argv[0]) == "model" ? "weft bench" : "weft";
+  for (int i = 0; i < argc; ++i) s += std::string(" ") + argv[i];
+  return s;
+}
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "weft bench model: %s\n", s.ToString().c_str());
+  return 1;
+}
+
+int RunBenchModel(int argc, char** argv) {
+  FlagSet flags("weft bench model [-m MODEL] [--threads N] [--reps 5] [--json FILE]",
+                "Model throughput: pp512, tg128 and the batched decode curve, "
+                "with the read bandwidth measured in the same run.");
+  std::string model_path = WEFT_DEFAULT_MODEL, json_path, isa_name;
+  int64_t threads = 2, reps = 5, pp = 512, tg = 128, ctx = 256;
+  std::string batch_list = "1,2,4,8,16,32";
+  flags.String("model", &model_path, "GGUF model file", 'm');
+  flags.Int("threads", &threads, "compute threads (caller included)", 't');
+  flags.Int("reps", &reps, "timed repetitions after one warm-up");
+  flags.String("json", &json_path, "also write every figure to this JSON file");
+  flags.String("isa", &isa_name, "force a kernel ISA: scalar, avx2, avx512 (default: best)");
+  flags.Int("pp", &pp, "prompt tokens of the prefill test (0 = skip)");
+  flags.Int("tg", &tg, "tokens of the generation test (0 = skip)");
+  flags.Int("ctx", &ctx, "context tokens of each sequence in the batched decode test");
+  flags.String("batches", &batch_list, "batch sizes of the decode curve (empty = skip)");
+  std::vector<std::string> args;
+  if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
+  if (!args.empty()) {
+    std::fprintf(stderr, "weft bench model: unexpected argument '%s'\n", args[0].c_str());
+    return 2;
+  }
+  if (threads < 1 || threads > 256 || reps < 1 || reps > 1000 || pp < 0 || tg < 0 ||
+      ctx < 1 || pp > (1 << 20) || tg > (1 << 20) || ctx > (1 << 20)) {
+    std::fprintf(stderr, "weft bench model: --threads, --reps, --pp, --tg or --ctx out of range\n");
+    return 2;
+  }
+  std::vector<int> batches;
+  for (std::string_view piece : StrSplit(batch_list, ',')) {
+    const std::string part(piece);
+    if (part.empty()) continue;
+    char* end = nullptr;
+    const long b = std::strtol(part.c_str(), &end, 10);
+    if (*end != '\0' || b < 1 || b > 4096) {
+      std::fprintf(stderr, "weft bench model: bad batch size '%s'\n", part.c_str());
+      return 2;
+    }
+    batches.push_back(static_cast<int>(b));
+  }
+  if (!isa_name.empty()) {
+    kernels::Isa isa;
+    if (!kernels::ParseIsa(isa_name, &isa) || !kernels::IsaSupported(isa)) {
+      std::fprintf(stderr, "weft bench model: ISA '%s' unknown or not supported here\n",
+                   isa_name.c_str());
+      return 2;
+    }
+    kernels::SetIsa(isa);
+  }
+
+  auto model_or = model::Model::Load(model_path);
+  if (!model_or.ok()) {
+    std::fprintf(stderr, "weft bench model: %s\n", model_or.status().ToString().c_str());
+    return 2;
+  }
+  const model::Model& m = **model_or;
+  const model::ModelConfig& c = m.config();
+  model::ForwardOptions opts;
+  opts.n_threads = static_cast<int>(threads);
+  const uint64_t wbytes = WeightBytes(m.weights());
+  std::mt19937 rng(1234);
+  auto random_tokens = [&](int64_t n) {
+    std::vector<int32_t> ids(static_cast<size_t>(n));
+    for (auto& t : ids) t = static_cast<int32_t>(rng() % static_cast<uint32_t>(c.n_vocab));
+    return ids;
+  };
+
+  // Bandwidth first, with a pool of the same size (then released).
+  double bandwidth = 0;
+  {
+    kernels::ThreadPoolOptions po;
+    po.num_threads = static_cast<int>(threads);
+    kernels::ThreadPool pool(po);
+    bandwidth = kernels::MeasureReadBandwidth(&pool);
+  }
+  std::fprintf(stderr, "bandwidth %.1f GB/s; model %s; weights read per step %s\n",
+               bandwidth, c.Summary().c_str(), HumanBytes(static_cast<double>(wbytes)).c_str());
+
+  json out;
+  out["command"] = CommandLine(argc, argv);
+  out["commit"] = WEFT_GIT_COMMIT;
+  out["model"] = model_path;
+  out["model_summary"] = c.Summary();
+  out["isa"] = std::string(kernels::IsaName(kernels::ActiveIsa()));
+  out["threads"] = threads;
+  out["reps"] = reps;
+  out["bandwidth_gbs"] = bandwidth;
+  out["weight_bytes_per_step"] = wbytes;
+  std::string table;
+  // One table line; `steps` Forward calls made `tokens` tokens.
+  auto row = [&](const std::string& test, const Stat& st, double tokens,
+                 double steps, bool decode) {
+    std::string extra = " | | ";
+    if (decode) {
+      const double gbs = static_cast<double>(wbytes) * steps / st.median / 1e9;
+      extra = StrFormat(" | %.1f | %.0f%% ", gbs, 100.0 * gbs / bandwidth);
+    }
+    table += StrFormat("| %s | %.2f | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f)%s|\n",
+                       test.c_str(), 1e3 * st.median / steps, 1e3 * st.median,
+                       1e3 * st.min, 1e3 * st.max, tokens / st.median,
+                       tokens / st.max, tokens / st.min, extra.c_str());
+  };
+
+  if (pp > 0) {
+    auto kv = model::ContiguousKvCache::Create(c, static_cast<int32_t>(pp));
+    if (!kv.ok()) return Fail(kv.status());
+    const model::Batch b = model::Batch::ForPrompt(random_tokens(pp));
+    std::vector<float> logits;
+    auto st = Time(static_cast<int>(reps), [&] { return m.Forward(b, kv->get(), &logits, opts); });
+    if (!st.ok()) return Fail(st.status());
+    out["pp"] = StatJson(*st);
+    out["pp"]["tokens"] = pp;
+    out["pp"]["tokens_per_s"] = static_cast<double>(pp) / st->median;
+    row("pp" + std::to_string(pp), *st, static_cast<double>(pp), 1, false);
+  }
+  if (tg > 0) {
+    auto kv = model::ContiguousKvCache::Create(c, static_cast<int32_t>(tg));
+    if (!kv.ok()) return Fail(kv.status());
+    const std::vector<int32_t> ids = random_tokens(tg);
+    std::vector<float> logits;
+    auto st = Time(static_cast<int>(reps), [&]() -> Status {
+      for (int64_t i = 0; i < tg; ++i) {
+        model::Batch b;
+        b.Add(ids[i], static_cast<int32_t>(i), 0, true);
+        RETURN_IF_ERROR(m.Forward(b, kv->get(), &logits, opts));
+      }
+      return OkStatus();
+    });
+    if (!st.ok()) return Fail(st.status());
+    const double gbs = static_cast<double>(wbytes) * tg / st->median / 1e9;
+    out["tg"] = StatJson(*st);
+    out["tg"]["tokens"] = tg;
+    out["tg"]["tokens_per_s"] = static_cast<double>(tg) / st->median;
+    out["tg"]["weights_gbs"] = gbs;
+    out["tg"]["roofline_pct"] = 100.0 * gbs / bandwidth;
+    row("tg" + std::to_string(tg), *st, static_cast<double>(tg), static_cast<double>(tg), true);
+  }
+  if (!batches.empty()) {
+    const int max_b = *std::max_element(batches.begin(), batches.end());
+    auto kv_or = model::ContiguousKvCache::Create(c, static_cast<int32_t>(ctx) + 1, max_b);
+    if (!kv_or.ok()) return Fail(kv_or.status());
+    model::KvCache* kv = kv_or->get();
+    // Prefill sequence 0 once and copy its rows to the others (same
+    // attention cost as distinct contexts, without max_b prefills).
+    std::vector<float> logits;
+    Status s = m.Forward(model::Batch::ForPrompt(random_tokens(ctx)), kv, &logits, opts);
+    if (!s.ok()) return Fail(s);
+    const int32_t n = static_cast<int32_t>(ctx);
+    for (int32_t seq = 1; seq < max_b; ++seq) {
+      if (s = kv->Reserve(seq, n); !s.ok()) return Fail(s);
+      for (int32_t l = 0; l < c.n_layer; ++l) {
+        for (int32_t p = 0; p < n; ++p) {
+          const model::KvCache& ckv = *kv;
+          std::copy_n(ckv.KeyRow(l, 0, p), c.k_dim(), kv->KeyRow(l, seq, p));
+          std::copy_n(ckv.ValueRow(l, 0, p), c.v_dim(), kv->ValueRow(l, seq, p));
+        }
+      }
+      kv->Commit(seq, n);
+    }
+    json curve = json::array();
+    double step1 = 0;
+    for (int b : batches) {
+      model::Batch batch;
+      const std::vector<int32_t> ids = random_tokens(b);
+      for (int i = 0; i < b; ++i) batch.Add(ids[i], n, i, true);
+      auto st = Time(static_cast<int>(reps), [&] { return m.Forward(batch, kv, &logits, opts); });
+      if (!st.ok()) return Fail(st.status());
+      if (b == batches.front()) step1 = st->median;
+      const double gbs = static_cast<double>(wbytes) / st->median / 1e9;
+      json j = StatJson(*st);
+      j["batch"] = b;
+      j["tokens_per_s"] = b / st->median;
+      j["weights_gbs"] = gbs;
+      j["roofline_pct"] = 100.0 * gbs / bandwidth;
+      j["step_ratio"] = st->median / step1;
+      j["kv_bytes_read"] = static_cast<double>(b) * ctx * c.n_layer *
+                           (c.k_dim() + c.v_dim()) * sizeof(float);
+      curve.push_back(j);
+      row(StrFormat("decode B=%d", b), *st, b, 1, true);
+    }
+    out["decode"] = curve;
+  }
+
+  std::printf("## %s\n\n", CommandLine(argc, argv).c_str());
+  std::printf("- commit: %s\n- model: %s (%s)\n- weights read per step: %s\n",
+              WEFT_GIT_COMMIT, model_path.c_str(), c.Summary().c_str(),
+              HumanBytes(static_cast<double>(wbytes)).c_str());
+  std::printf("- isa: %s, threads: %lld, reps: %lld (median, min-max after 1 warm-up)\n",
+              std::string(kernels::IsaName(kernels::ActiveIsa())).c_str(),
+              static_cast<long long>(threads), static_cast<long long>(reps));
+  std::printf("- read bandwidth (same run): %.1f GB/s\n\n", bandwidth);
+  std::printf("| test | ms/step | total ms (min-max) | tokens/s (min-max) | weights GB/s | %% roofline |\n");
+  std::printf("|---|---|---|---|---|---|\n%s", table.c_str());
+  if (!json_path.empty()) {
+    std::ofstream f(json_path);
+    f << out.dump(2) << "\n";
+    if (!f.good()) {
+      std::fprintf(stderr, "weft bench model: cannot write %s\n", json_path.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+WEFT_COMMAND("bench-model", "model throughput: pp512, tg128, batched decode", RunBenchModel);
+#ifdef WEFT_HAVE_BENCH_VERBS
+WEFT_BENCH_VERB("model", "model throughput: pp512, tg128, batched decode", RunBenchModel);
+#endif
+
+}  // namespace weft::apps
