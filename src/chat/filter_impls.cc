@@ -192,18 +192,7 @@ StatusOr<Value> Replace(Interpreter&, const Value& v, CallArgs& a) {
     }
     return Value(std::move(out));
   }
-  size_t pos = 0;
-  int64_t n = 0;
-  while (count < 0 || n < count) {
-    size_t hit = s.find(from, pos);
-    if (hit == std::string::npos) break;
-    out.append(s, pos, hit - pos);
-    out += to;
-    pos = hit + from.size();
-    ++n;
-  }
-  out.append(s, pos, std::string::npos);
-  return Value(std::move(out));
+  return Value(PyReplace(s, from, to, count));
 }
 
 StatusOr<Value> Round(Interpreter&, const Value& v, CallArgs& a) {

@@ -556,4 +556,20 @@ std::string AsciiUpper(std::string_view s) {
   return out;
 }
 
+std::string PyReplace(std::string_view s, std::string_view from,
+                      std::string_view to, int64_t count) {
+  CHECK(!from.empty());
+  std::string out;
+  size_t pos = 0;
+  for (int64_t n = 0; count < 0 || n < count; ++n) {
+    size_t hit = s.find(from, pos);
+    if (hit == std::string_view::npos) break;
+    out.append(s, pos, hit - pos);
+    out += to;
+    pos = hit + from.size();
+  }
+  out.append(s, pos, std::string_view::npos);
+  return out;
+}
+
 }  // namespace weft::chat

@@ -60,6 +60,11 @@ std::string PyStrip(std::string_view s, const std::optional<std::string>& chars,
 // Python str.splitlines() (keepends=False).
 std::vector<std::string> PySplitLines(std::string_view s);
 // ASCII-only case mappings (non-ASCII passes through unchanged).
+// Python's s.replace(from, to, count) for a non-empty `from`; count < 0
+// replaces every occurrence.
+std::string PyReplace(std::string_view s, std::string_view from,
+                      std::string_view to, int64_t count);
+
 std::string AsciiLower(std::string_view s);
 std::string AsciiUpper(std::string_view s);
 

@@ -201,21 +201,9 @@ StatusOr<Value> StringMethod(const Value& self, const std::string& name,
     ASSIGN_OR_RETURN(std::string to, StrArg(a, 1, "new", "replace"));
     const Value* count_v = Arg(a, 2, "count");
     int64_t count = count_v && count_v->is_int() ? count_v->integer() : -1;
-    std::string out;
     if (from.empty())
       return UnimplementedError("str.replace with an empty pattern");
-    size_t pos = 0;
-    int64_t n = 0;
-    while (count < 0 || n < count) {
-      size_t hit = s.find(from, pos);
-      if (hit == std::string::npos) break;
-      out.append(s, pos, hit - pos);
-      out += to;
-      pos = hit + from.size();
-      ++n;
-    }
-    out.append(s, pos, std::string::npos);
-    return Value(std::move(out));
+    return Value(PyReplace(s, from, to, count));
   }
   if (name == "find" || name == "rfind" || name == "index") {
     ASSIGN_OR_RETURN(std::string sub, StrArg(a, 0, "sub", name));

@@ -7,23 +7,10 @@
 
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
+#include "tests/gguf/roundtrip.h"
 
 namespace weft::gguf {
 namespace {
-
-void ExpectRoundTrip(const std::string& path) {
-  auto f = GgufFile::Open(path);
-  ASSERT_TRUE(f.ok()) << f.status().ToString();
-  GgufWriter w;
-  ASSERT_TRUE(w.CopyFrom(**f).ok());
-  auto out = w.Serialize();
-  ASSERT_TRUE(out.ok()) << out.status().ToString();
-  std::span<const uint8_t> in = (*f)->bytes();
-  ASSERT_EQ(out->size(), in.size());
-  auto mismatch = std::mismatch(out->begin(), out->end(), in.begin());
-  EXPECT_TRUE(mismatch.first == out->end())
-      << "first difference at byte " << (mismatch.first - out->begin());
-}
 
 std::string Shared(const char* name) {
   return std::string(WEFT_SHARED_MODELS_DIR) + "/" + name;
