@@ -19,6 +19,7 @@
 #include <limits>
 
 #include "kernels/isa.h"
+#include "model/attention.h"
 #include "model/model.h"
 #include "model/ops.h"
 
@@ -118,48 +119,6 @@ void AddBias(float* y, const std::vector<float>& b, int64_t t, int64_t n) {
   }
 }
 
-// Attention of every batch token (each against its own sequence's cached
-// positions <= its position) for layer `il`. q: [T, q_dim], out: [T,
-// n_head * head_dim_v]. One task per (token, head).
-void Attention(const Ctx& cx, const ModelConfig& c, int64_t il,
-               const KvCache& cache, const Batch& batch, const float* q,
-               float* out) {
-  const int64_t group = c.n_head / c.n_head_kv;
-  const int64_t hd = c.head_dim_k, hdv = c.head_dim_v;
-  const bool local = c.IsLocalLayer(il);
-  const int32_t layer = static_cast<int32_t>(il);
-  const int64_t T = static_cast<int64_t>(batch.size());
-  ForEach(cx, T * c.n_head, [&](int64_t job, int thread) {
-    const int64_t t = job / c.n_head, h = job % c.n_head;
-    const int64_t kvh = h / group;
-    const int32_t seq = batch.seq_ids[t];
-    const int32_t pos = batch.positions[t];
-    // llama.cpp's standard SWA: key p is visible iff pos - p < window.
-    int32_t lo = 0;
-    if (local && pos >= c.sliding_window) {
-      lo = pos - static_cast<int32_t>(c.sliding_window) + 1;
-    }
-    const float* qh = q + t * c.q_dim() + h * hd;
-    float* scores = cx.s.scores[thread].data();  // [pos - lo + 1]
-    const int64_t n = pos - lo + 1;
-    for (int32_t p = lo; p <= pos; ++p) {
-      scores[p - lo] = cx.kt.dot_f32(qh, cache.KeyRow(layer, seq, p) + kvh * hd, hd) *
-                       c.attn_scale;
-    }
-    if (c.attn_softcap > 0) {
-      for (int64_t j = 0; j < n; ++j) {
-        scores[j] = c.attn_softcap * std::tanh(scores[j] / c.attn_softcap);
-      }
-    }
-    cx.kt.softmax(scores, n);
-    float* o = out + t * c.n_head * hdv + h * hdv;  // [hdv]
-    std::fill_n(o, hdv, 0.0f);
-    for (int32_t p = lo; p <= pos; ++p) {
-      cx.kt.axpy_f32(scores[p - lo], cache.ValueRow(layer, seq, p) + kvh * hdv, o, hdv);
-    }
-  });
-}
-
 void Grow(std::vector<float>* v, int64_t n) {
   if (static_cast<int64_t>(v->size()) < n) v->resize(static_cast<size_t>(n));
 }
@@ -207,6 +166,7 @@ Status Model::Forward(const Batch& batch, KvCache* cache,
     s.decoded.resize(static_cast<size_t>(cx.n_threads));
   }
   for (auto& sc : s.scores) Grow(&sc, static_cast<int64_t>(max_pos) + 1);
+  const AttentionContext ax{&kt, cx.pool, &s.scores};
 
   // Embeddings: [T, E].
   for (int64_t t = 0; t < T; ++t) {
@@ -262,11 +222,9 @@ Status Model::Forward(const Batch& batch, KvCache* cache,
       const float* cs = table.data() + t * c.n_rot;
       kt.rope(s.q.data() + t * c.q_dim(), c.n_head, c.head_dim_k, c.n_rot, neox, cs);
       kt.rope(s.k.data() + t * c.k_dim(), c.n_head_kv, c.head_dim_k, c.n_rot, neox, cs);
-      const int32_t seq = batch.seq_ids[t], pos = batch.positions[t];
-      std::copy_n(s.k.data() + t * c.k_dim(), c.k_dim(), cache->KeyRow(layer, seq, pos));
-      std::copy_n(s.v.data() + t * c.v_dim(), c.v_dim(), cache->ValueRow(layer, seq, pos));
     }
-    Attention(cx, c, il, *cache, batch, s.q.data(), s.attn.data());
+    WriteKv(c, layer, batch, s.k.data(), s.v.data(), cache);
+    Attention(ax, c, layer, *cache, batch, s.q.data(), s.attn.data());
     Linear(cx, L.wo, s.attn.data(), T, s.o.data());
     for (int64_t t = 0; t < T; ++t) {
       float* o = s.o.data() + t * E;
