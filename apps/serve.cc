@@ -121,7 +121,7 @@ int RunServe(int argc, char** argv) {
   int64_t port = 8080, max_seqs = 32, max_batched_tokens = 1024;
   int64_t prefill_chunk = 512, max_queue = 256, threads = 0, ctx = 0;
   double drain_timeout = 30.0;
-  bool log_prompts = false;
+  bool log_prompts = false, no_prefix_caching = false;
   flags.String("model", &model_path, "GGUF model file", 'm');
   flags.String("model-id", &model_id, "model name reported to clients (default: file stem)");
   flags.String("host", &host, "address to bind");
@@ -137,6 +137,8 @@ int RunServe(int argc, char** argv) {
   flags.Double("drain-timeout", &drain_timeout, "seconds to finish in-flight requests on SIGTERM");
   flags.String("chat-template", &chat_template_path, "Jinja chat template file (overrides the model's)");
   flags.Bool("log-prompts", &log_prompts, "include prompt text in request logs");
+  flags.Bool("no-prefix-caching", &no_prefix_caching,
+             "recompute every prompt instead of reusing cached KV of shared prefixes");
   std::vector<std::string> args;
   if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
   if (!args.empty()) {
@@ -176,6 +178,7 @@ int RunServe(int argc, char** argv) {
       static_cast<int>(max_queue > 0 ? std::min<int64_t>(max_queue * 16, 1 << 24)
                                      : (1 << 24));
   mc.scheduler.max_model_len = static_cast<int>(ctx);
+  mc.scheduler.enable_prefix_caching = !no_prefix_caching;
 
   // Block the signals before any thread starts, so that every thread
   // inherits the mask and only sigwait below sees them.
@@ -198,12 +201,14 @@ int RunServe(int argc, char** argv) {
   LOG(INFO) << StrFormat(
       "config: host=%s port=%lld max_seqs=%lld max_batched_tokens=%lld "
       "prefill_chunk=%lld ctx=%d max_queue=%lld threads=%lld kv_memory=%s "
-      "drain_timeout=%.1fs chat_template=%s api_key=%s log_prompts=%s",
+      "drain_timeout=%.1fs chat_template=%s api_key=%s log_prompts=%s "
+      "prefix_caching=%s",
       host.c_str(), (long long)port, (long long)max_seqs,
       (long long)max_batched_tokens, (long long)prefill_chunk,
       summary.max_model_len, (long long)max_queue, (long long)threads,
       kv_memory.c_str(), drain_timeout, summary.chat_template.c_str(),
-      api_key.empty() ? "off" : "on", log_prompts ? "on" : "off");
+      api_key.empty() ? "off" : "on", log_prompts ? "on" : "off",
+      no_prefix_caching ? "off" : "on");
   LOG(INFO) << StrFormat("kv cache: %lld blocks of %d tokens (%lld tokens), %s",
                          (long long)summary.kv_blocks, mc.kv_block_size,
                          (long long)(summary.kv_blocks * mc.kv_block_size),
