@@ -88,6 +88,23 @@ void GroupWeights32(const float* x, float w[32]) {
   for (int l = 0; l < 32; ++l) w[l] = av_x + std::fabs(x[l]);
 }
 
+// The scale/min search of every 32-group of a Q4_K / Q5_K super-block
+// (quants up to nmax, search from rmin in nstep steps), then the packed
+// 6-bit scales and mins; L gets the final quants.
+void SearchScalesK4(const float* x, int nmax, float rmin, int nstep,
+                    uint8_t* packed_scales, Fp16Bits* d, Fp16Bits* dmin,
+                    uint8_t* L) {
+  uint8_t Laux[32];
+  float weights[32];
+  float mins[8], scales[8];
+  for (int j = 0; j < 8; ++j) {
+    GroupWeights32(x + 32 * j, weights);
+    scales[j] = MakeQkx2Quants(32, nmax, x + 32 * j, weights, L + 32 * j,
+                               &mins[j], Laux, rmin, 0.1f, nstep, false);
+  }
+  QuantizeScalesK4(x, scales, mins, nmax, packed_scales, d, dmin, L);
+}
+
 }  // namespace
 
 // ---- Q4_K ----
@@ -97,15 +114,7 @@ void QuantizeQ4_K(const float* src, uint8_t* dst, int64_t nb) {
     const float* x = src + i * kQK_K;
     BlockQ4_K b;
     uint8_t L[kQK_K] = {};
-    uint8_t Laux[32];
-    float weights[32];
-    float mins[8], scales[8];
-    for (int j = 0; j < 8; ++j) {
-      GroupWeights32(x + 32 * j, weights);
-      scales[j] = MakeQkx2Quants(32, 15, x + 32 * j, weights, L + 32 * j,
-                                 &mins[j], Laux, -1.f, 0.1f, 20, false);
-    }
-    QuantizeScalesK4(x, scales, mins, 15, b.scales, &b.d, &b.dmin, L);
+    SearchScalesK4(x, 15, -1.f, 20, b.scales, &b.d, &b.dmin, L);
     uint8_t* q = b.qs;
     for (int j = 0; j < kQK_K; j += 64) {
       for (int l = 0; l < 32; ++l) {
@@ -145,15 +154,7 @@ void QuantizeQ5_K(const float* src, uint8_t* dst, int64_t nb) {
     const float* x = src + i * kQK_K;
     BlockQ5_K b;
     uint8_t L[kQK_K] = {};
-    uint8_t Laux[32];
-    float weights[32];
-    float mins[8], scales[8];
-    for (int j = 0; j < 8; ++j) {
-      GroupWeights32(x + 32 * j, weights);
-      scales[j] = MakeQkx2Quants(32, 31, x + 32 * j, weights, L + 32 * j,
-                                 &mins[j], Laux, -0.5f, 0.1f, 15, false);
-    }
-    QuantizeScalesK4(x, scales, mins, 31, b.scales, &b.d, &b.dmin, L);
+    SearchScalesK4(x, 31, -0.5f, 15, b.scales, &b.d, &b.dmin, L);
     std::memset(b.qh, 0, sizeof(b.qh));
     uint8_t* ql = b.qs;
     uint8_t m1 = 1, m2 = 2;
