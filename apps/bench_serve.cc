@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "apps/build_info.h"
 #include "apps/bench.h"
 #include "apps/flags.h"
 #include "bench/compare.h"
@@ -17,13 +18,6 @@
 #include "bench/runner.h"
 #include "bench/workload.h"
 #include "util/strings.h"
-
-#ifndef WEFT_VERSION
-#define WEFT_VERSION "0.0.0"
-#endif
-#ifndef WEFT_GIT_COMMIT
-#define WEFT_GIT_COMMIT "unknown"
-#endif
 
 namespace weft::apps {
 namespace {

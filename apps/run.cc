@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/build_info.h"
 #include "apps/command.h"
 #include "apps/flags.h"
 #include "model/model.h"
@@ -15,10 +16,6 @@
 #include "tokenizer/detokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "util/strings.h"
-
-#ifndef WEFT_DEFAULT_MODEL
-#define WEFT_DEFAULT_MODEL "models/gemma-3-270m-q4_k_m.gguf"
-#endif
 
 namespace weft::apps {
 namespace {

@@ -15,22 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "apps/build_info.h"
 #include "apps/command.h"
 #include "apps/flags.h"
 #include "server/model_backend.h"
 #include "server/server.h"
 #include "util/log.h"
 #include "util/strings.h"
-
-#ifndef WEFT_DEFAULT_MODEL
-#define WEFT_DEFAULT_MODEL "models/gemma-3-270m-q4_k_m.gguf"
-#endif
-#ifndef WEFT_VERSION
-#define WEFT_VERSION "0.0.0"
-#endif
-#ifndef WEFT_GIT_COMMIT
-#define WEFT_GIT_COMMIT "unknown"
-#endif
 
 namespace weft::apps {
 namespace {

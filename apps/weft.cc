@@ -5,14 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/build_info.h"
 #include "apps/command.h"
-
-#ifndef WEFT_VERSION
-#define WEFT_VERSION "0.0.0"
-#endif
-#ifndef WEFT_GIT_COMMIT
-#define WEFT_GIT_COMMIT "unknown"
-#endif
 
 namespace weft::apps {
 namespace {

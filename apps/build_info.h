@@ -1,0 +1,13 @@
+// What the build tells the apps (set by apps/CMakeLists.txt as compile
+// definitions), with fallbacks for a compiler invoked by hand.
+#pragma once
+
+#ifndef WEFT_VERSION
+#define WEFT_VERSION "0.0.0"  // the project version
+#endif
+#ifndef WEFT_GIT_COMMIT
+#define WEFT_GIT_COMMIT "unknown"  // short hash of the commit built
+#endif
+#ifndef WEFT_DEFAULT_MODEL
+#define WEFT_DEFAULT_MODEL "models/gemma-3-270m-q4_k_m.gguf"  // -m default
+#endif
