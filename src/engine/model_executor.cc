@@ -111,6 +111,9 @@ Status ModelExecutor::Forward(const StepPlan& plan) {
     const ScheduledSeq& s = plan.seqs[i];
     const int32_t seq = static_cast<int32_t>(i);
     cache_->SetBlockTable(seq, s.block_table, s.start_pos);
+    if (cache_->num_groups() > 1) {
+      cache_->SetLocalBlockTable(seq, s.local_block_table);
+    }
     for (int j = 0; j < s.num_new_tokens; ++j) {
       batch_.Add(s.tokens[static_cast<size_t>(j)], s.start_pos + j, seq,
                  s.needs_logits && j + 1 == s.num_new_tokens);
@@ -130,6 +133,9 @@ Status ModelExecutor::ForwardEach(const StepPlan& plan) {
   logits_.clear();
   for (const ScheduledSeq& s : plan.seqs) {
     cache_->SetBlockTable(0, s.block_table, s.start_pos);
+    if (cache_->num_groups() > 1) {
+      cache_->SetLocalBlockTable(0, s.local_block_table);
+    }
     batch_.Clear();
     for (int j = 0; j < s.num_new_tokens; ++j) {
       batch_.Add(s.tokens[static_cast<size_t>(j)], s.start_pos + j, 0,
@@ -164,11 +170,13 @@ SampledToken ModelExecutor::Sample(const ScheduledSeq& s,
 StatusOr<std::vector<SampledToken>> ModelExecutor::Execute(
     const StepPlan& plan) {
   for (const kv::BlockCopy& c : plan.copies) {
-    if (c.src < 0 || c.src >= cache_->num_blocks() || c.dst < 0 ||
-        c.dst >= cache_->num_blocks()) {
-      return InternalError(StrFormat("bad block copy %d -> %d", c.src, c.dst));
+    const int32_t n = c.group >= 0 && c.group < cache_->num_groups()
+                          ? cache_->group_num_blocks(c.group) : 0;
+    if (c.src < 0 || c.src >= n || c.dst < 0 || c.dst >= n) {
+      return InternalError(StrFormat("bad block copy %d -> %d (group %d)",
+                                     c.src, c.dst, c.group));
     }
-    cache_->CopyBlock(c.src, c.dst);
+    cache_->CopyBlock(c.src, c.dst, c.group);
   }
   for (RequestId id : plan.freed) samplers_.erase(id);
   // plan.preempted keep their samplers (see EnsureState).
@@ -187,6 +195,21 @@ StatusOr<std::vector<SampledToken>> ModelExecutor::Execute(
       if (b != kv::kNullBlock && (b < 0 || b >= cache_->num_blocks())) {
         return InternalError(StrFormat("request %lld: block %d out of range",
                                        static_cast<long long>(s.id), b));
+      }
+    }
+    if (cache_->num_groups() > 1) {
+      if (s.local_block_table.size() != s.block_table.size()) {
+        return InternalError(StrFormat(
+            "request %lld: local block table of %zu blocks, full of %zu",
+            static_cast<long long>(s.id), s.local_block_table.size(),
+            s.block_table.size()));
+      }
+      for (kv::BlockId b : s.local_block_table) {
+        if (b != kv::kNullBlock && (b < 0 || b >= cache_->local_num_blocks())) {
+          return InternalError(StrFormat(
+              "request %lld: local block %d out of range",
+              static_cast<long long>(s.id), b));
+        }
       }
     }
     if (s.needs_logits || s.admitted) RETURN_IF_ERROR(EnsureState(s));
@@ -229,19 +252,94 @@ StatusOr<std::unique_ptr<Executor>> CreateModelExecutor(
           kv_config.sliding_window, mc.arch_name.c_str()));
     }
   }
+  RETURN_IF_ERROR(kv_config.Validate());
+  model::PagedKvOptions po;
+  po.num_blocks = kv_config.num_blocks;
+  po.block_size = kv_config.block_size;
+  po.type = config.kv_type;
+  if (kv_config.local_num_blocks > 0) {
+    // The local group's released blocks must lie outside every local
+    // layer's window.
+    if (mc.sliding_window <= 0 || kv_config.local_window < mc.sliding_window) {
+      return InvalidArgumentError(StrFormat(
+          "a local KV group with a window of %d tokens would drop positions "
+          "this model (%s, window %lld) still attends to",
+          kv_config.local_window, mc.arch_name.c_str(),
+          static_cast<long long>(mc.sliding_window)));
+    }
+    po.local_num_blocks = kv_config.local_num_blocks;
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<model::PagedKvCache> cache,
-                   model::PagedKvCache::Create(mc, kv_config.num_blocks,
-                                               kv_config.block_size));
+                   model::PagedKvCache::Create(mc, po));
   return std::unique_ptr<Executor>(
       new ModelExecutor(model, std::move(cache), config));
 }
 
 int64_t KvBlocksForBytes(const model::ModelConfig& config, int block_size,
-                         uint64_t bytes) {
-  if (block_size <= 0) return 0;
-  const uint64_t per = model::PagedKvCache::BytesPerBlock(config, block_size);
+                         uint64_t bytes, model::KvType type) {
+  if (block_size <= 0 || config.n_layer <= 0) return 0;
+  const uint64_t per =
+      static_cast<uint64_t>(config.n_layer) *
+      model::PagedKvCache::LayerBytesPerBlock(config, block_size, type);
   if (per == 0) return 0;
   return static_cast<int64_t>(bytes / per);
+}
+
+StatusOr<kv::KvCacheConfig> KvConfigForBytes(
+    const model::ModelConfig& config, int block_size, model::KvType type,
+    uint64_t bytes, const SchedulerConfig& sched, bool split_groups,
+    uint64_t* bytes_used) {
+  RETURN_IF_ERROR(model::CheckKvType(type, config));
+  if (block_size <= 0) {
+    return InvalidArgumentError(StrFormat("KV block size %d", block_size));
+  }
+  const uint64_t layer =
+      model::PagedKvCache::LayerBytesPerBlock(config, block_size, type);
+  const int64_t n_local = model::PagedKvCache::NumLocalLayers(config);
+  const int64_t n_full = config.n_layer - n_local;
+  kv::KvCacheConfig kv;
+  kv.block_size = block_size;
+  int64_t full = 0, local = 0;
+  if (split_groups && n_local > 0 && n_full > 0 && layer > 0) {
+    const int64_t bs = block_size;
+    const int64_t w = config.sliding_window;
+    const int64_t need =
+        int64_t{std::max(sched.max_seqs, 1)} * ((w + bs - 1) / bs + 1) +
+        (int64_t{std::max(sched.max_batched_tokens, 1)} + bs - 1) / bs;
+    const uint64_t gb = static_cast<uint64_t>(n_full) * layer;
+    const uint64_t lb = static_cast<uint64_t>(n_local) * layer;
+    const uint64_t local_bytes = static_cast<uint64_t>(need) * lb;
+    const int64_t rest =
+        bytes > local_bytes ? static_cast<int64_t>((bytes - local_bytes) / gb)
+                            : 0;
+    if (rest >= need) {
+      full = rest;
+      local = need;
+    } else {
+      full = local = static_cast<int64_t>(bytes / (gb + lb));
+    }
+    kv.local_window = static_cast<int>(w);
+    if (bytes_used != nullptr) {
+      *bytes_used = static_cast<uint64_t>(full) * gb +
+                    static_cast<uint64_t>(local) * lb;
+    }
+  } else {
+    full = KvBlocksForBytes(config, block_size, bytes, type);
+    if (bytes_used != nullptr) {
+      *bytes_used = static_cast<uint64_t>(full) *
+                    static_cast<uint64_t>(config.n_layer) * layer;
+    }
+  }
+  if (full < 1 || full > (int64_t{1} << 30)) {
+    return InvalidArgumentError(StrFormat(
+        "a KV budget of %s holds %lld blocks of %d tokens; need at least one",
+        HumanBytes(static_cast<double>(bytes)).c_str(), (long long)full,
+        block_size));
+  }
+  kv.num_blocks = static_cast<int>(full);
+  kv.local_num_blocks = static_cast<int>(local);
+  if (local == 0) kv.local_window = 0;
+  return kv;
 }
 
 }  // namespace weft::engine

@@ -17,7 +17,8 @@
 //
 //   ASSIGN_OR_RETURN(auto model, model::Model::Load(path));
 //   kv::KvCacheConfig kv;
-//   kv.num_blocks = KvBlocksForBytes(model->config(), kv.block_size, 1 << 30);
+//   ASSIGN_OR_RETURN(kv::KvCacheConfig kv, KvConfigForBytes(
+//       model->config(), 16, model::KvType::kF16, 1 << 30, sched));
 //   ASSIGN_OR_RETURN(auto exec, CreateModelExecutor(model.get(), kv, {}));
 //   ASSIGN_OR_RETURN(auto engine, Engine::Create(sched, kv, std::move(exec)));
 //
@@ -31,8 +32,10 @@
 #include <span>
 
 #include "engine/executor.h"
+#include "engine/scheduler_config.h"
 #include "kv/kv_cache_manager.h"
 #include "model/config.h"
+#include "model/kv_cache.h"
 #include "model/model.h"
 #include "util/status.h"
 
@@ -45,6 +48,9 @@ using LogitsObserver =
 
 struct ModelExecutorConfig {
   int num_threads = 0;  // compute threads; 0 = all cores
+  // Storage of K and V rows (f32 is bitwise the contiguous-cache reference;
+  // the server uses f16).
+  model::KvType kv_type = model::KvType::kF32;
   // Optional: sees the logits of every sampled position (position = the
   // index the sampled token will have in the request's tokens).
   LogitsObserver logits_observer;
@@ -52,7 +58,7 @@ struct ModelExecutorConfig {
 
 // Runs StepPlans on `model` (which must outlive it): applies CoW copies, runs
 // the forward pass for every scheduled sequence with KV in paged storage
-// addressed by the plan's slots/block tables, samples with a per-request
+// addressed by the plan's block tables (one per KV group), samples with a per-request
 // Sampler (seeded from SamplingParams). kv_config must be the one given to
 // Engine::Create. Errors: bad kv_config, or the KV storage cannot be
 // allocated.
@@ -61,8 +67,25 @@ StatusOr<std::unique_ptr<Executor>> CreateModelExecutor(
     const ModelExecutorConfig& config);
 
 // How many KV blocks of block_size tokens fit in `bytes` for this model's KV
-// layout (float32 K and V rows for every layer). At least 0.
+// layout (K and V rows of `type` for every layer, one group). At least 0.
 int64_t KvBlocksForBytes(const model::ModelConfig& config, int block_size,
-                         uint64_t bytes);
+                         uint64_t bytes,
+                         model::KvType type = model::KvType::kF32);
+
+// The KV cache config for `bytes` of memory. A model with both sliding-
+// window and full-attention layers (Gemma 3) gets a local group when
+// split_groups: its windowed layers' blocks, sized for what the scheduler
+// can hold at once,
+//   need = max_seqs * (ceil(window / block_size) + 1)
+//          + ceil(max_batched_tokens / block_size)
+// (every running sequence's window plus one pass of prompt chunks), and the
+// full group gets the rest; if the rest would be fewer blocks than `need`,
+// both groups get the same count (a local table is never longer than a full
+// one). Other models get one group. INVALID_ARGUMENT when the budget holds
+// no block or rows do not fit `type`. *bytes_used: the storage it needs.
+StatusOr<kv::KvCacheConfig> KvConfigForBytes(
+    const model::ModelConfig& config, int block_size, model::KvType type,
+    uint64_t bytes, const SchedulerConfig& sched, bool split_groups = true,
+    uint64_t* bytes_used = nullptr);
 
 }  // namespace weft::engine

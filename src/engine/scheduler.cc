@@ -17,12 +17,7 @@ struct Scheduler::Pass {
 StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
     const SchedulerConfig& config, const kv::KvCacheConfig& kv_config) {
   RETURN_IF_ERROR(config.Validate());
-  if (kv_config.num_blocks < 1 || kv_config.block_size < 1 ||
-      kv_config.sliding_window < 0) {
-    return InvalidArgumentError(StrFormat(
-        "bad KV cache config: %d blocks of %d tokens, window %d",
-        kv_config.num_blocks, kv_config.block_size, kv_config.sliding_window));
-  }
+  RETURN_IF_ERROR(kv_config.Validate());
   return std::unique_ptr<Scheduler>(new Scheduler(config, kv_config));
 }
 
@@ -50,10 +45,14 @@ Status Scheduler::Submit(RequestSpec spec) {
   if (spec.stop.max_tokens < 1) {
     return InvalidArgumentError("max_tokens must be >= 1");
   }
-  if (kv_.BlocksFor(n + 1) > kv_.pool().num_blocks()) {
-    return ResourceExhaustedError(StrFormat(
-        "prompt of %d tokens needs %d KV blocks; the cache has %d", n,
-        kv_.BlocksFor(n + 1), kv_.pool().num_blocks()));
+  for (int g = 0; g < kv_.num_groups(); ++g) {
+    const int need = kv_.MaxBlocksHeld(g, n + 1, ChunkCap());
+    if (need > kv_.pool(g).num_blocks()) {
+      return ResourceExhaustedError(StrFormat(
+          "prompt of %d tokens needs %d KV blocks%s; the cache has %d", n,
+          need, g == kv::kLocalGroup ? " for sliding-window layers" : "",
+          kv_.pool(g).num_blocks()));
+    }
   }
   if (num_waiting() >= config_.max_queue) {
     return ResourceExhaustedError(
@@ -204,7 +203,8 @@ void Scheduler::ScheduleRunning(Request* req, Pass* pass) {
       FinishRequest(req, FinishReason::kError,
                     StrFormat("request needs more than the %d KV blocks of "
                               "the cache (%d tokens)",
-                              kv_.pool().num_blocks(), req->num_tokens()));
+                              static_cast<int>(kv_.stats().num_blocks),
+                              req->num_tokens()));
       return;
     }
     Preempt(victim, pass);
@@ -243,6 +243,9 @@ void Scheduler::AddToPlan(Request* req, int n, const kv::SlotAllocation& alloc,
                   req->tokens.begin() + alloc.start_pos + n);
   s.slots = alloc.slots;
   s.block_table = kv_.Table(req->id)->blocks;
+  if (kv_.num_groups() > 1) {
+    s.local_block_table = kv_.Table(req->id, kv::kLocalGroup)->blocks;
+  }
   s.sampling = req->sampling;
   s.num_prompt_tokens = req->num_prompt_tokens;
   s.admitted = admitted;
@@ -307,7 +310,7 @@ void Scheduler::Update(const StepPlan& plan,
     if (config_.enable_prefix_caching) {
       kv_.CommitComputed(req->id, req->tokens, req->num_computed_tokens);
     }
-    if (kv_.config().sliding_window > 0) {
+    if (kv_.has_window()) {
       kv_.ReleaseOutsideWindow(req->id, req->num_computed_tokens);
     }
     if (!s.needs_logits) continue;

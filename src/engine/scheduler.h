@@ -14,6 +14,13 @@
 // recomputed from prompt + output). A request that alone exceeds the cache
 // finishes with an error instead of deadlocking.
 //
+// KV groups: with a local group (kv::KvCacheConfig::local_num_blocks, a
+// hybrid model's sliding-window layers) every allocation takes blocks from
+// both pools or from none, each ScheduledSeq carries both tables, and after
+// each Update the blocks that left the window are released. Submit refuses
+// a prompt that alone cannot fit either group (kv::KvCacheManager::
+// MaxBlocksHeld with this config's chunk cap).
+//
 // Thread safety: none. One thread (the engine's step loop) calls everything.
 // Invariant: every live request is in exactly one of waiting_ / running_;
 // a request holds KV blocks iff it is running.

@@ -28,6 +28,9 @@ struct ScheduledSeq {
                                  // (block * block_size + offset)
   std::vector<kv::BlockId> block_table;  // [ceil((start_pos + n) / bs)]
                                          // kNullBlock: outside the window
+  // The local KV group's table (sliding-window layers of a hybrid model,
+  // kv::kLocalGroup), same length as block_table; empty without that group.
+  std::vector<kv::BlockId> local_block_table;
   // The request's sampling parameters (never null when built by the
   // scheduler; shared and immutable).
   std::shared_ptr<const sampling::SamplingParams> sampling;
@@ -45,6 +48,7 @@ struct StepPlan {
   uint64_t step = 0;                 // 1, 2, ... (0: never scheduled)
   std::vector<ScheduledSeq> seqs;    // decodes first, then prefill chunks
   std::vector<kv::BlockCopy> copies; // copy-on-write, before the forward
+                                     // (each tagged with its KV group)
   std::vector<RequestId> preempted;  // lost their KV this step (requeued)
   std::vector<RequestId> freed;      // finished since the previous plan:
                                      // drop any per-sequence state

@@ -38,6 +38,7 @@ inline constexpr BlockHash kRootHash = 0x9e3779b97f4a7c15ULL;
 struct BlockCopy {
   BlockId src = kNullBlock;  // the shared block being left
   BlockId dst = kNullBlock;  // the private copy the sequence now appends to
+  int group = 0;             // the KV cache group (pool) both belong to
   friend bool operator==(const BlockCopy&, const BlockCopy&) = default;
 };
 

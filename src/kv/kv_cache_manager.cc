@@ -6,13 +6,102 @@
 
 namespace weft::kv {
 
-KvCacheManager::KvCacheManager(const KvCacheConfig& config)
-    : config_(config), pool_(config.num_blocks, config.block_size) {
-  CHECK_GE(config.sliding_window, 0);
+Status KvCacheConfig::Validate() const {
+  if (num_blocks < 1 || block_size < 1 || sliding_window < 0 ||
+      local_num_blocks < 0 || local_window < 0) {
+    return InvalidArgumentError(StrFormat(
+        "bad KV cache config: %d blocks of %d tokens, window %d, local group "
+        "%d blocks window %d",
+        num_blocks, block_size, sliding_window, local_num_blocks,
+        local_window));
+  }
+  if ((local_num_blocks > 0) != (local_window > 0)) {
+    return InvalidArgumentError(StrFormat(
+        "bad KV cache config: a local group needs both blocks (%d) and a "
+        "window (%d)",
+        local_num_blocks, local_window));
+  }
+  if (local_num_blocks > 0 && sliding_window > 0) {
+    return InvalidArgumentError(
+        "bad KV cache config: a windowed group 0 and a local group");
+  }
+  return OkStatus();
+}
+
+KvCacheManager::KvCacheManager(const KvCacheConfig& config) : config_(config) {
+  CHECK(config.Validate().ok()) << config.Validate().ToString();
+  pools_.push_back(
+      std::make_unique<BlockPool>(config.num_blocks, config.block_size));
+  windows_.push_back(config.sliding_window);
+  if (config.local_num_blocks > 0) {
+    pools_.push_back(std::make_unique<BlockPool>(config.local_num_blocks,
+                                                 config.block_size));
+    windows_.push_back(config.local_window);
+  }
+}
+
+bool KvCacheManager::has_window() const {
+  for (int w : windows_) {
+    if (w > 0) return true;
+  }
+  return false;
+}
+
+BlockPoolStats KvCacheManager::stats() const {
+  BlockPoolStats s = pools_[0]->stats();
+  for (size_t g = 1; g < pools_.size(); ++g) {
+    const BlockPoolStats o = pools_[g]->stats();
+    s.num_blocks += o.num_blocks;
+    s.num_free += o.num_free;
+    s.num_idle_cached += o.num_idle_cached;
+    s.num_used += o.num_used;
+    s.num_cached += o.num_cached;
+    s.evictions += o.evictions;
+  }
+  return s;
+}
+
+Status KvCacheManager::CheckInvariants() const {
+  for (const auto& p : pools_) RETURN_IF_ERROR(p->CheckInvariants());
+  // Every reference a table holds is counted by its pool.
+  for (size_t g = 0; g < pools_.size(); ++g) {
+    std::unordered_map<BlockId, int> refs;
+    for (const auto& [seq, tables] : tables_) {
+      if (tables.size() != pools_.size()) {
+        return InternalError(StrFormat("seq %lld has %zu tables",
+                                       (long long)seq, tables.size()));
+      }
+      const BlockTable& t = tables[g];
+      if (static_cast<int>(t.blocks.size()) != BlocksFor(t.num_tokens) ||
+          t.num_tokens != tables[0].num_tokens) {
+        return InternalError(StrFormat("seq %lld group %zu: bad table size",
+                                       (long long)seq, g));
+      }
+      for (BlockId b : t.blocks) {
+        if (b != kNullBlock) ++refs[b];
+      }
+    }
+    for (const auto& [b, n] : refs) {
+      if (pools_[g]->ref_count(b) != n) {
+        return InternalError(StrFormat("group %zu block %d: ref %d, tables %d",
+                                       g, b, pools_[g]->ref_count(b), n));
+      }
+    }
+  }
+  return OkStatus();
 }
 
 int KvCacheManager::BlocksFor(int num_tokens) const {
   return (num_tokens + config_.block_size - 1) / config_.block_size;
+}
+
+int KvCacheManager::MaxBlocksHeld(int group, int num_tokens,
+                                  int max_chunk) const {
+  const int all = BlocksFor(num_tokens);
+  const int w = window(group);
+  if (w <= 0) return all;
+  // Positions [start - w + 1, start + chunk) plus one block of misalignment.
+  return std::min(all, BlocksFor(w - 1 + std::max(max_chunk, 1)) + 1);
 }
 
 PrefixHit KvCacheManager::FindCachedPrefix(
@@ -21,85 +110,157 @@ PrefixHit KvCacheManager::FindCachedPrefix(
   const int bs = config_.block_size;
   if (tokens.empty()) return hit;
   const int max_blocks = (static_cast<int>(tokens.size()) - 1) / bs;
+  std::vector<BlockHash> parents;  // parents[i]: chain hash before block i
   for (int i = 0; i < max_blocks; ++i) {
     std::optional<BlockId> b =
-        pool_.FindCached(hit.last_hash, tokens.subspan(size_t(i) * bs, bs));
+        pools_[0]->FindCached(hit.last_hash, tokens.subspan(size_t(i) * bs, bs));
     if (!b) break;
+    parents.push_back(hit.last_hash);
     hit.blocks.push_back(*b);
-    hit.last_hash = pool_.hash_of(*b);
+    hit.last_hash = pools_[0]->hash_of(*b);
+  }
+  if (num_groups() > 1) {
+    // The local group: the longest k' <= k whose blocks covering positions
+    // [k' * bs - window + 1, k' * bs) are all cached there.
+    const BlockPool& lp = *pools_[kLocalGroup];
+    const int w = window(kLocalGroup);
+    const int k = static_cast<int>(hit.blocks.size());
+    std::vector<BlockId> local(static_cast<size_t>(k), kNullBlock);
+    std::vector<int> run(static_cast<size_t>(k), 0);  // cached run ending at i
+    for (int i = 0; i < k; ++i) {
+      std::optional<BlockId> b = lp.FindCached(
+          parents[static_cast<size_t>(i)], tokens.subspan(size_t(i) * bs, bs));
+      if (b) {
+        local[static_cast<size_t>(i)] = *b;
+        run[static_cast<size_t>(i)] = (i > 0 ? run[size_t(i) - 1] : 0) + 1;
+      }
+    }
+    int kk = k;
+    int first = 0;
+    for (; kk > 0; --kk) {
+      first = std::max(0, kk * bs - w + 1) / bs;
+      if (run[static_cast<size_t>(kk) - 1] >= kk - first) break;
+    }
+    hit.blocks.resize(static_cast<size_t>(kk));
+    hit.last_hash =
+        kk == 0 ? kRootHash : pools_[0]->hash_of(hit.blocks.back());
+    local.resize(static_cast<size_t>(kk));
+    for (int i = 0; i < std::min(first, kk); ++i) local[size_t(i)] = kNullBlock;
+    hit.local_blocks = std::move(local);
   }
   hit.num_tokens = static_cast<int>(hit.blocks.size()) * bs;
   return hit;
+}
+
+int KvCacheManager::BlocksNeeded(int group, const BlockTable* t,
+                                 const PrefixHit* prefix, int num_new_tokens,
+                                 bool* cow) const {
+  const BlockPool& pool = *pools_[static_cast<size_t>(group)];
+  *cow = false;
+  int touched_idle = 0;  // idle prefix blocks that stop being available
+  int cur_tokens = 0;
+  size_t cur_blocks = 0;
+  if (t == nullptr) {
+    if (prefix != nullptr) {
+      const std::vector<BlockId>& blocks =
+          group == 0 ? prefix->blocks : prefix->local_blocks;
+      for (BlockId b : blocks) {
+        if (b != kNullBlock && pool.ref_count(b) == 0) ++touched_idle;
+      }
+      cur_tokens = prefix->num_tokens;
+      cur_blocks = blocks.size();
+    }
+  } else {
+    cur_tokens = t->num_tokens;
+    cur_blocks = t->blocks.size();
+    *cow = num_new_tokens > 0 && t->num_tokens % config_.block_size != 0 &&
+           t->blocks.back() != kNullBlock &&
+           pool.ref_count(t->blocks.back()) > 1;
+  }
+  const int new_blocks = BlocksFor(cur_tokens + num_new_tokens) -
+                         static_cast<int>(cur_blocks);
+  return touched_idle + (*cow ? 1 : 0) + new_blocks;
 }
 
 std::optional<SlotAllocation> KvCacheManager::AllocateSlots(
     SeqId seq, int num_new_tokens, const PrefixHit* prefix, int query_tokens) {
   CHECK_GE(num_new_tokens, 0);
   const int bs = config_.block_size;
+  const int ng = num_groups();
   auto it = tables_.find(seq);
   const bool is_new = it == tables_.end();
   CHECK(is_new || prefix == nullptr) << "prefix given for running seq " << seq;
+  if (prefix != nullptr && ng > 1) {
+    CHECK_EQ(prefix->local_blocks.size(), prefix->blocks.size());
+  }
 
-  // Count what this needs from the pool before touching anything.
-  int touched_idle = 0;  // idle prefix blocks that stop being available
-  int cur_tokens = 0;
-  size_t cur_blocks = 0;
-  bool needs_cow = false;
+  // Count what this needs from every pool before touching anything.
+  std::vector<char> cow(static_cast<size_t>(ng), 0);
+  for (int g = 0; g < ng; ++g) {
+    bool c = false;
+    const BlockTable* t = is_new ? nullptr : &it->second[static_cast<size_t>(g)];
+    if (BlocksNeeded(g, t, prefix, num_new_tokens, &c) >
+        pools_[static_cast<size_t>(g)]->num_available()) {
+      return std::nullopt;
+    }
+    cow[static_cast<size_t>(g)] = c;
+  }
+
   if (is_new) {
+    it = tables_.emplace(seq, std::vector<BlockTable>(static_cast<size_t>(ng)))
+             .first;
     if (prefix != nullptr) {
-      for (BlockId b : prefix->blocks) {
-        if (pool_.ref_count(b) == 0) ++touched_idle;
+      for (int g = 0; g < ng; ++g) {
+        BlockTable& t = it->second[static_cast<size_t>(g)];
+        const std::vector<BlockId>& blocks =
+            g == 0 ? prefix->blocks : prefix->local_blocks;
+        for (BlockId b : blocks) {
+          if (b != kNullBlock) pools_[static_cast<size_t>(g)]->AddRef(b);
+        }
+        t.blocks = blocks;
+        t.num_tokens = prefix->num_tokens;
+        t.num_committed_blocks = static_cast<int>(blocks.size());
+        t.last_hash = prefix->last_hash;
+        while (t.num_released < static_cast<int>(blocks.size()) &&
+               blocks[static_cast<size_t>(t.num_released)] == kNullBlock) {
+          ++t.num_released;
+        }
       }
-      cur_tokens = prefix->num_tokens;
-      cur_blocks = prefix->blocks.size();
     }
-  } else {
-    const BlockTable& t = it->second;
-    cur_tokens = t.num_tokens;
-    cur_blocks = t.blocks.size();
-    needs_cow = num_new_tokens > 0 && t.num_tokens % bs != 0 &&
-                t.blocks.back() != kNullBlock &&
-                pool_.ref_count(t.blocks.back()) > 1;
+    pools_[0]->RecordPrefixQuery(query_tokens, prefix ? prefix->num_tokens : 0);
   }
-  const int new_blocks = BlocksFor(cur_tokens + num_new_tokens) -
-                         static_cast<int>(cur_blocks);
-  if (touched_idle + (needs_cow ? 1 : 0) + new_blocks > pool_.num_available()) {
-    return std::nullopt;
-  }
-
-  if (is_new) {
-    it = tables_.emplace(seq, BlockTable{}).first;
-    if (prefix != nullptr) {
-      for (BlockId b : prefix->blocks) pool_.AddRef(b);
-      it->second.blocks = prefix->blocks;
-      it->second.num_tokens = prefix->num_tokens;
-      it->second.num_committed_blocks = static_cast<int>(prefix->blocks.size());
-      it->second.last_hash = prefix->last_hash;
-    }
-    pool_.RecordPrefixQuery(query_tokens, prefix ? prefix->num_tokens : 0);
-  }
-  BlockTable& t = it->second;
   SlotAllocation out;
-  out.start_pos = t.num_tokens;
-  if (needs_cow) {
-    std::optional<BlockCopy> copy;
-    std::optional<BlockId> b = pool_.PrepareAppend(t.blocks.back(), &copy);
-    CHECK(b.has_value());
-    t.blocks.back() = *b;
-    if (copy) out.copies.push_back(*copy);
+  out.start_pos = it->second[0].num_tokens;
+  for (int g = 0; g < ng; ++g) {
+    BlockPool& pool = *pools_[static_cast<size_t>(g)];
+    BlockTable& t = it->second[static_cast<size_t>(g)];
+    if (cow[static_cast<size_t>(g)]) {
+      std::optional<BlockCopy> copy;
+      std::optional<BlockId> b = pool.PrepareAppend(t.blocks.back(), &copy);
+      CHECK(b.has_value());
+      t.blocks.back() = *b;
+      if (copy) {
+        copy->group = g;
+        out.copies.push_back(*copy);
+      }
+    }
+    const int new_blocks =
+        BlocksFor(t.num_tokens + num_new_tokens) - static_cast<int>(t.blocks.size());
+    for (int i = 0; i < new_blocks; ++i) {
+      std::optional<BlockId> b = pool.Allocate();
+      CHECK(b.has_value());
+      t.blocks.push_back(*b);
+    }
+    if (g == 0) {
+      out.slots.reserve(static_cast<size_t>(num_new_tokens));
+      for (int p = t.num_tokens; p < t.num_tokens + num_new_tokens; ++p) {
+        BlockId b = t.blocks[static_cast<size_t>(p / bs)];
+        CHECK_NE(b, kNullBlock);
+        out.slots.push_back(int64_t{b} * bs + p % bs);
+      }
+    }
+    t.num_tokens += num_new_tokens;
   }
-  for (int i = 0; i < new_blocks; ++i) {
-    std::optional<BlockId> b = pool_.Allocate();
-    CHECK(b.has_value());
-    t.blocks.push_back(*b);
-  }
-  out.slots.reserve(static_cast<size_t>(num_new_tokens));
-  for (int p = t.num_tokens; p < t.num_tokens + num_new_tokens; ++p) {
-    BlockId b = t.blocks[static_cast<size_t>(p / bs)];
-    CHECK_NE(b, kNullBlock);
-    out.slots.push_back(int64_t{b} * bs + p % bs);
-  }
-  t.num_tokens += num_new_tokens;
   return out;
 }
 
@@ -107,19 +268,21 @@ void KvCacheManager::CommitComputed(SeqId seq, std::span<const TokenId> tokens,
                                     int num_computed) {
   auto it = tables_.find(seq);
   if (it == tables_.end()) return;
-  BlockTable& t = it->second;
-  CHECK_LE(num_computed, t.num_tokens);
-  CHECK_LE(num_computed, static_cast<int>(tokens.size()));
   const int bs = config_.block_size;
   const int full = num_computed / bs;
-  for (int i = t.num_committed_blocks; i < full; ++i) {
-    std::span<const TokenId> blk = tokens.subspan(size_t(i) * bs, bs);
-    BlockId b = t.blocks[static_cast<size_t>(i)];
-    if (b != kNullBlock) pool_.CacheBlock(b, t.last_hash, blk);
-    // The chain continues from the contents, whichever block holds them.
-    t.last_hash = BlockPool::HashBlock(t.last_hash, blk);
+  for (size_t g = 0; g < it->second.size(); ++g) {
+    BlockTable& t = it->second[g];
+    CHECK_LE(num_computed, t.num_tokens);
+    CHECK_LE(num_computed, static_cast<int>(tokens.size()));
+    for (int i = t.num_committed_blocks; i < full; ++i) {
+      std::span<const TokenId> blk = tokens.subspan(size_t(i) * bs, bs);
+      BlockId b = t.blocks[static_cast<size_t>(i)];
+      if (b != kNullBlock) pools_[g]->CacheBlock(b, t.last_hash, blk);
+      // The chain continues from the contents, whichever block holds them.
+      t.last_hash = BlockPool::HashBlock(t.last_hash, blk);
+    }
+    t.num_committed_blocks = std::max(t.num_committed_blocks, full);
   }
-  t.num_committed_blocks = std::max(t.num_committed_blocks, full);
 }
 
 Status KvCacheManager::Fork(SeqId parent, SeqId child) {
@@ -131,9 +294,11 @@ Status KvCacheManager::Fork(SeqId parent, SeqId child) {
     return InvalidArgumentError(
         StrFormat("sequence %lld exists", (long long)child));
   }
-  BlockTable copy = it->second;
-  for (BlockId b : copy.blocks) {
-    if (b != kNullBlock) pool_.AddRef(b);
+  std::vector<BlockTable> copy = it->second;
+  for (size_t g = 0; g < copy.size(); ++g) {
+    for (BlockId b : copy[g].blocks) {
+      if (b != kNullBlock) pools_[g]->AddRef(b);
+    }
   }
   tables_.emplace(child, std::move(copy));
   return OkStatus();
@@ -142,40 +307,48 @@ Status KvCacheManager::Fork(SeqId parent, SeqId child) {
 void KvCacheManager::Free(SeqId seq) {
   auto it = tables_.find(seq);
   if (it == tables_.end()) return;
-  const std::vector<BlockId>& blocks = it->second.blocks;
-  for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
-    if (*b != kNullBlock) pool_.Release(*b);
+  for (size_t g = 0; g < it->second.size(); ++g) {
+    const std::vector<BlockId>& blocks = it->second[g].blocks;
+    for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
+      if (*b != kNullBlock) pools_[g]->Release(*b);
+    }
   }
   tables_.erase(it);
 }
 
 int KvCacheManager::ReleaseOutsideWindow(SeqId seq, int next_position) {
-  CHECK_GT(config_.sliding_window, 0);
   auto it = tables_.find(seq);
   if (it == tables_.end()) return 0;
-  BlockTable& t = it->second;
   const int bs = config_.block_size;
-  // Positions <= last_dead are invisible to every future query.
-  const int last_dead = next_position - config_.sliding_window;
-  // Block i holds positions [i*bs, (i+1)*bs): dead when (i+1)*bs-1 <= last_dead.
-  const int dead_blocks =
-      std::min(last_dead >= 0 ? (last_dead + 1) / bs : 0,
-               static_cast<int>(t.blocks.size()));
   int released = 0;
-  for (int i = t.num_released; i < dead_blocks; ++i) {
-    BlockId& b = t.blocks[static_cast<size_t>(i)];
-    if (b == kNullBlock) continue;
-    pool_.Release(b);
-    b = kNullBlock;
-    ++released;
+  for (size_t g = 0; g < it->second.size(); ++g) {
+    if (windows_[g] <= 0) continue;
+    BlockTable& t = it->second[g];
+    // Positions <= last_dead are invisible to every future query.
+    const int last_dead = next_position - windows_[g];
+    // Block i holds [i*bs, (i+1)*bs): dead when (i+1)*bs-1 <= last_dead.
+    const int dead_blocks =
+        std::min(last_dead >= 0 ? (last_dead + 1) / bs : 0,
+                 static_cast<int>(t.blocks.size()));
+    for (int i = t.num_released; i < dead_blocks; ++i) {
+      BlockId& b = t.blocks[static_cast<size_t>(i)];
+      if (b == kNullBlock) continue;
+      pools_[g]->Release(b);
+      b = kNullBlock;
+      ++released;
+    }
+    t.num_released = std::max(t.num_released, dead_blocks);
   }
-  t.num_released = std::max(t.num_released, dead_blocks);
   return released;
 }
 
-const BlockTable* KvCacheManager::Table(SeqId seq) const {
+const BlockTable* KvCacheManager::Table(SeqId seq, int group) const {
   auto it = tables_.find(seq);
-  return it == tables_.end() ? nullptr : &it->second;
+  if (it == tables_.end() || group < 0 ||
+      static_cast<size_t>(group) >= it->second.size()) {
+    return nullptr;
+  }
+  return &it->second[static_cast<size_t>(group)];
 }
 
 }  // namespace weft::kv

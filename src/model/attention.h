@@ -26,7 +26,8 @@ struct AttentionContext {
   std::vector<std::vector<float>>* scores = nullptr;
 };
 
-// Stores every batch token's K and V rows for layer `layer`.
+// Stores every batch token's K and V rows for layer `layer`, converted
+// to the cache's KvType.
 // k: [T, k_dim] (after RoPE), v: [T, v_dim].
 void WriteKv(const ModelConfig& c, int32_t layer, const Batch& batch,
              const float* k, const float* v, KvCache* cache);

@@ -1,35 +1,164 @@
 #include "model/kv_cache.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <new>
+#include <string>
 
+#include "tensor/blocks.h"
+#include "tensor/half.h"
+#include "tensor/quant.h"
 #include "util/strings.h"
 
 namespace weft::model {
+namespace {
+
+constexpr int64_t kQ8Block = 32;     // elements per Q8_0 block
+constexpr int64_t kQ8Bytes = 34;     // fp16 scale + 32 int8
+static_assert(sizeof(BlockQ8_0) == kQ8Bytes);
+
+}  // namespace
+
+const char* KvTypeName(KvType type) {
+  switch (type) {
+    case KvType::kF32: return "f32";
+    case KvType::kF16: return "f16";
+    case KvType::kQ8_0: return "q8_0";
+  }
+  return "?";
+}
+
+StatusOr<KvType> ParseKvType(std::string_view name) {
+  std::string lower(name);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(ch));
+  for (KvType t : {KvType::kF32, KvType::kF16, KvType::kQ8_0}) {
+    if (lower == KvTypeName(t)) return t;
+  }
+  return InvalidArgumentError(StrFormat(
+      "unknown KV cache type '%s' (want f32, f16 or q8_0)",
+      CEscape(name).c_str()));
+}
+
+bool KvRowFits(KvType type, int64_t n) {
+  return n > 0 && (type != KvType::kQ8_0 || n % kQ8Block == 0);
+}
+
+int64_t KvRowBytes(KvType type, int64_t n) {
+  DCHECK(KvRowFits(type, n));
+  switch (type) {
+    case KvType::kF32: return n * 4;
+    case KvType::kF16: return n * 2;
+    case KvType::kQ8_0: return n / kQ8Block * kQ8Bytes;
+  }
+  return 0;
+}
+
+Status CheckKvType(KvType type, const ModelConfig& config) {
+  if (!KvRowFits(type, config.k_dim()) || !KvRowFits(type, config.v_dim())) {
+    return InvalidArgumentError(StrFormat(
+        "a %s KV cache needs K and V rows that are multiples of 32 elements; "
+        "this model's are %lld and %lld",
+        KvTypeName(type), static_cast<long long>(config.k_dim()),
+        static_cast<long long>(config.v_dim())));
+  }
+  return OkStatus();
+}
+
+void StoreKvRow(KvType type, const float* src, int64_t n, uint8_t* dst) {
+  switch (type) {
+    case KvType::kF32:
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+      return;
+    case KvType::kF16: {
+      uint16_t* h = reinterpret_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) h[i] = Fp32ToFp16(src[i]);
+      return;
+    }
+    case KvType::kQ8_0: {
+      const Status s = QuantizeRow(GgmlType::kQ8_0, src, dst, n);
+      CHECK(s.ok()) << s.ToString();
+      return;
+    }
+  }
+}
+
+void LoadKvRow(KvType type, const uint8_t* row, int64_t first, int64_t n,
+               float* dst) {
+  switch (type) {
+    case KvType::kF32:
+      std::memcpy(dst, reinterpret_cast<const float*>(row) + first,
+                  static_cast<size_t>(n) * sizeof(float));
+      return;
+    case KvType::kF16: {
+      const uint16_t* h = reinterpret_cast<const uint16_t*>(row) + first;
+      for (int64_t i = 0; i < n; ++i) dst[i] = Fp16ToFp32(h[i]);
+      return;
+    }
+    case KvType::kQ8_0: {
+      int64_t i = 0;
+      while (i < n) {
+        const int64_t e = first + i;
+        const BlockQ8_0* b =
+            reinterpret_cast<const BlockQ8_0*>(row + e / kQ8Block * kQ8Bytes);
+        const float d = Fp16ToFp32(b->d);
+        const int64_t end = std::min(n, i + kQ8Block - e % kQ8Block);
+        for (; i < end; ++i) dst[i] = d * static_cast<float>(b->qs[(first + i) % kQ8Block]);
+      }
+      return;
+    }
+  }
+}
+
+float* KvCache::KeyRow(int32_t layer, int32_t seq, int32_t pos) {
+  CHECK(kv_type() == KvType::kF32) << "float rows of a " << KvTypeName(kv_type())
+                                   << " KV cache";
+  return reinterpret_cast<float*>(KeyData(layer, seq, pos));
+}
+float* KvCache::ValueRow(int32_t layer, int32_t seq, int32_t pos) {
+  CHECK(kv_type() == KvType::kF32) << "float rows of a " << KvTypeName(kv_type())
+                                   << " KV cache";
+  return reinterpret_cast<float*>(ValueData(layer, seq, pos));
+}
+const float* KvCache::KeyRow(int32_t layer, int32_t seq, int32_t pos) const {
+  CHECK(kv_type() == KvType::kF32) << "float rows of a " << KvTypeName(kv_type())
+                                   << " KV cache";
+  return reinterpret_cast<const float*>(KeyData(layer, seq, pos));
+}
+const float* KvCache::ValueRow(int32_t layer, int32_t seq, int32_t pos) const {
+  CHECK(kv_type() == KvType::kF32) << "float rows of a " << KvTypeName(kv_type())
+                                   << " KV cache";
+  return reinterpret_cast<const float*>(ValueData(layer, seq, pos));
+}
 
 StatusOr<std::unique_ptr<ContiguousKvCache>> ContiguousKvCache::Create(
-    const ModelConfig& config, int32_t capacity, int32_t max_seqs) {
+    const ModelConfig& config, int32_t capacity, int32_t max_seqs,
+    KvType type) {
   if (capacity <= 0 || max_seqs <= 0) {
     return InvalidArgumentError(StrFormat(
         "KV cache capacity %d and sequences %d must be positive", capacity,
         max_seqs));
   }
+  RETURN_IF_ERROR(CheckKvType(type, config));
+  const int64_t k_row = KvRowBytes(type, config.k_dim());
+  const int64_t v_row = KvRowBytes(type, config.v_dim());
   const double rows = static_cast<double>(config.n_layer) * max_seqs * capacity;
-  const double bytes = rows * (config.k_dim() + config.v_dim()) * sizeof(float);
+  const double bytes = rows * static_cast<double>(k_row + v_row);
   if (bytes > 64.0 * (1ull << 30)) {
     return ResourceExhaustedError(StrFormat(
         "KV cache of %d positions x %d sequences needs %s; too large",
         capacity, max_seqs, HumanBytes(bytes).c_str()));
   }
   std::unique_ptr<ContiguousKvCache> c(new ContiguousKvCache());
+  c->type_ = type;
   c->n_layer_ = static_cast<int32_t>(config.n_layer);
   c->capacity_ = capacity;
   c->max_seqs_ = max_seqs;
-  c->k_dim_ = config.k_dim();
-  c->v_dim_ = config.v_dim();
+  c->k_row_ = k_row;
+  c->v_row_ = v_row;
   try {
-    c->k_.assign(static_cast<size_t>(rows) * c->k_dim_, 0.0f);
-    c->v_.assign(static_cast<size_t>(rows) * c->v_dim_, 0.0f);
+    c->k_.assign(static_cast<size_t>(rows) * static_cast<size_t>(k_row), 0);
+    c->v_.assign(static_cast<size_t>(rows) * static_cast<size_t>(v_row), 0);
   } catch (const std::bad_alloc&) {
     return ResourceExhaustedError(StrFormat(
         "cannot allocate a KV cache of %s", HumanBytes(bytes).c_str()));
@@ -74,19 +203,19 @@ void ContiguousKvCache::Commit(int32_t seq, int32_t end_pos) {
   lengths_[seq] = std::max(lengths_[seq], end_pos);
 }
 
-float* ContiguousKvCache::KeyRow(int32_t layer, int32_t seq, int32_t pos) {
-  return k_.data() + Index(layer, seq, pos) * k_dim_;
+uint8_t* ContiguousKvCache::KeyData(int32_t layer, int32_t seq, int32_t pos) {
+  return k_.data() + Index(layer, seq, pos) * static_cast<size_t>(k_row_);
 }
-float* ContiguousKvCache::ValueRow(int32_t layer, int32_t seq, int32_t pos) {
-  return v_.data() + Index(layer, seq, pos) * v_dim_;
+uint8_t* ContiguousKvCache::ValueData(int32_t layer, int32_t seq, int32_t pos) {
+  return v_.data() + Index(layer, seq, pos) * static_cast<size_t>(v_row_);
 }
-const float* ContiguousKvCache::KeyRow(int32_t layer, int32_t seq,
-                                       int32_t pos) const {
-  return k_.data() + Index(layer, seq, pos) * k_dim_;
+const uint8_t* ContiguousKvCache::KeyData(int32_t layer, int32_t seq,
+                                          int32_t pos) const {
+  return k_.data() + Index(layer, seq, pos) * static_cast<size_t>(k_row_);
 }
-const float* ContiguousKvCache::ValueRow(int32_t layer, int32_t seq,
-                                         int32_t pos) const {
-  return v_.data() + Index(layer, seq, pos) * v_dim_;
+const uint8_t* ContiguousKvCache::ValueData(int32_t layer, int32_t seq,
+                                            int32_t pos) const {
+  return v_.data() + Index(layer, seq, pos) * static_cast<size_t>(v_row_);
 }
 
 }  // namespace weft::model

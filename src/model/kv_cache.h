@@ -3,18 +3,41 @@
 // reads rows back for attention; it never assumes how rows are laid out, so
 // a paged implementation (blocks from a pool) can replace the contiguous one.
 //
-// Rows hold float32 activations: a key row is [n_head_kv * head_dim_k]
-// (after RoPE), a value row [n_head_kv * head_dim_v].
+// A key row is [n_head_kv * head_dim_k] (after RoPE), a value row
+// [n_head_kv * head_dim_v], stored as KvType: float32, float16, or Q8_0
+// (ggml's blocks of 32: an fp16 scale and 32 int8, 34 bytes). Writes convert
+// from float32 (StoreKvRow); attention reads the typed rows (model/
+// attention.cc). The float* accessors exist for F32 caches only.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "model/config.h"
 #include "util/status.h"
 
 namespace weft::model {
+
+enum class KvType { kF32, kF16, kQ8_0 };
+
+// "f32", "f16", "q8_0".
+const char* KvTypeName(KvType type);
+// Parses KvTypeName's names (case-insensitive); INVALID_ARGUMENT otherwise.
+StatusOr<KvType> ParseKvType(std::string_view name);
+// Bytes of one row of n elements. REQUIRES: KvRowFits(type, n).
+int64_t KvRowBytes(KvType type, int64_t n);
+// Whether n elements make whole rows of `type` (Q8_0: n % 32 == 0).
+bool KvRowFits(KvType type, int64_t n);
+// INVALID_ARGUMENT when the model's K or V rows do not fit `type`.
+Status CheckKvType(KvType type, const ModelConfig& config);
+// dst (KvRowBytes(type, n) bytes) = src [n] converted to `type` (F16:
+// round to nearest even; Q8_0: ggml's reference quantizer).
+void StoreKvRow(KvType type, const float* src, int64_t n, uint8_t* dst);
+// dst [n] = elements [first, first + n) of a row of `type` as float32.
+void LoadKvRow(KvType type, const uint8_t* row, int64_t first, int64_t n,
+               float* dst);
 
 // Thread safety: not thread-safe; one forward pass at a time per cache.
 class KvCache {
@@ -31,16 +54,26 @@ class KvCache {
   // Most positions one sequence can hold.
   virtual int32_t Capacity() const = 0;
   virtual int32_t MaxSequences() const = 0;
+  // The storage type of every row.
+  virtual KvType kv_type() const = 0;
 
-  // REQUIRES: Reserve(seq, > pos) succeeded. Writing a row marks positions
-  // up to `pos` as written.
-  virtual float* KeyRow(int32_t layer, int32_t seq, int32_t pos) = 0;
-  virtual float* ValueRow(int32_t layer, int32_t seq, int32_t pos) = 0;
-  // REQUIRES: pos < Length(seq) (or written in the current pass).
-  virtual const float* KeyRow(int32_t layer, int32_t seq, int32_t pos) const = 0;
-  virtual const float* ValueRow(int32_t layer, int32_t seq, int32_t pos) const = 0;
+  // Raw rows (KvRowBytes(kv_type(), k_dim or v_dim) bytes).
+  // REQUIRES: Reserve(seq, > pos) succeeded (writes), pos < Length(seq) or
+  // written in the current pass (reads).
+  virtual uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) = 0;
+  virtual uint8_t* ValueData(int32_t layer, int32_t seq, int32_t pos) = 0;
+  virtual const uint8_t* KeyData(int32_t layer, int32_t seq,
+                                 int32_t pos) const = 0;
+  virtual const uint8_t* ValueData(int32_t layer, int32_t seq,
+                                   int32_t pos) const = 0;
   // Records that positions [0, end_pos) of `seq` hold data.
   virtual void Commit(int32_t seq, int32_t end_pos) = 0;
+
+  // Float rows. REQUIRES: kv_type() == KvType::kF32 (CHECK).
+  float* KeyRow(int32_t layer, int32_t seq, int32_t pos);
+  float* ValueRow(int32_t layer, int32_t seq, int32_t pos);
+  const float* KeyRow(int32_t layer, int32_t seq, int32_t pos) const;
+  const float* ValueRow(int32_t layer, int32_t seq, int32_t pos) const;
 };
 
 // One preallocated [layer][seq][pos] slab per K and V.
@@ -48,35 +81,41 @@ class KvCache {
 class ContiguousKvCache : public KvCache {
  public:
   // Allocates n_layer * max_seqs * capacity rows of K and of V. Error when
-  // the size is not positive or would overflow.
+  // the size is not positive or would overflow, or the rows do not fit
+  // `type`.
   static StatusOr<std::unique_ptr<ContiguousKvCache>> Create(
-      const ModelConfig& config, int32_t capacity, int32_t max_seqs = 1);
+      const ModelConfig& config, int32_t capacity, int32_t max_seqs = 1,
+      KvType type = KvType::kF32);
 
   Status Reserve(int32_t seq, int32_t end_pos) override;
   void Truncate(int32_t seq, int32_t pos) override;
   int32_t Length(int32_t seq) const override;
   int32_t Capacity() const override { return capacity_; }
   int32_t MaxSequences() const override { return max_seqs_; }
-  float* KeyRow(int32_t layer, int32_t seq, int32_t pos) override;
-  float* ValueRow(int32_t layer, int32_t seq, int32_t pos) override;
-  const float* KeyRow(int32_t layer, int32_t seq, int32_t pos) const override;
-  const float* ValueRow(int32_t layer, int32_t seq, int32_t pos) const override;
+  KvType kv_type() const override { return type_; }
+  uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) override;
+  uint8_t* ValueData(int32_t layer, int32_t seq, int32_t pos) override;
+  const uint8_t* KeyData(int32_t layer, int32_t seq,
+                         int32_t pos) const override;
+  const uint8_t* ValueData(int32_t layer, int32_t seq,
+                           int32_t pos) const override;
   void Commit(int32_t seq, int32_t end_pos) override;
 
   // Bytes held by K and V together.
-  uint64_t bytes() const { return (k_.size() + v_.size()) * sizeof(float); }
+  uint64_t bytes() const { return k_.size() + v_.size(); }
 
  private:
   ContiguousKvCache() = default;
   size_t Index(int32_t layer, int32_t seq, int32_t pos) const;
 
+  KvType type_ = KvType::kF32;
   int32_t n_layer_ = 0;
   int32_t capacity_ = 0;
   int32_t max_seqs_ = 0;
-  int64_t k_dim_ = 0;
-  int64_t v_dim_ = 0;
-  std::vector<float> k_;
-  std::vector<float> v_;
+  int64_t k_row_ = 0;  // bytes per key row
+  int64_t v_row_ = 0;  // bytes per value row
+  std::vector<uint8_t> k_;  // [n_layer, max_seqs, capacity, k_row_]
+  std::vector<uint8_t> v_;  // [n_layer, max_seqs, capacity, v_row_]
   std::vector<int32_t> lengths_;
 };
 

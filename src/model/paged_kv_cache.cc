@@ -11,48 +11,97 @@ namespace weft::model {
 
 uint64_t PagedKvCache::BytesPerBlock(const ModelConfig& config,
                                      int32_t block_size) {
-  return static_cast<uint64_t>(config.n_layer) *
-         static_cast<uint64_t>(std::max(block_size, 0)) *
-         static_cast<uint64_t>(config.k_dim() + config.v_dim()) *
-         sizeof(float);
+  if (config.k_dim() <= 0 || config.v_dim() <= 0) return 0;
+  return static_cast<uint64_t>(std::max<int64_t>(config.n_layer, 0)) *
+         LayerBytesPerBlock(config, block_size, KvType::kF32);
+}
+
+uint64_t PagedKvCache::LayerBytesPerBlock(const ModelConfig& config,
+                                          int32_t block_size, KvType type) {
+  if (!KvRowFits(type, config.k_dim()) || !KvRowFits(type, config.v_dim())) {
+    return 0;
+  }
+  return static_cast<uint64_t>(std::max(block_size, 0)) *
+         static_cast<uint64_t>(KvRowBytes(type, config.k_dim()) +
+                               KvRowBytes(type, config.v_dim()));
+}
+
+int64_t PagedKvCache::NumLocalLayers(const ModelConfig& config) {
+  int64_t n = 0;
+  for (int64_t il = 0; il < config.n_layer; ++il) n += config.IsLocalLayer(il);
+  return n;
 }
 
 StatusOr<std::unique_ptr<PagedKvCache>> PagedKvCache::Create(
     const ModelConfig& config, int32_t num_blocks, int32_t block_size,
     int32_t capacity) {
-  if (num_blocks <= 0 || block_size <= 0 || capacity <= 0) {
+  PagedKvOptions o;
+  o.num_blocks = num_blocks;
+  o.block_size = block_size;
+  o.capacity = capacity;
+  return Create(config, o);
+}
+
+StatusOr<std::unique_ptr<PagedKvCache>> PagedKvCache::Create(
+    const ModelConfig& config, const PagedKvOptions& o) {
+  if (o.num_blocks <= 0 || o.block_size <= 0 || o.capacity <= 0 ||
+      o.local_num_blocks < 0) {
     return InvalidArgumentError(StrFormat(
-        "paged KV cache: %d blocks of %d tokens, capacity %d must be positive",
-        num_blocks, block_size, capacity));
+        "paged KV cache: %d blocks (+%d local) of %d tokens, capacity %d must "
+        "be positive",
+        o.num_blocks, o.local_num_blocks, o.block_size, o.capacity));
   }
   if (config.n_layer <= 0 || config.k_dim() <= 0 || config.v_dim() <= 0) {
     return InvalidArgumentError("paged KV cache: model config has no KV rows");
   }
-  const double bytes = static_cast<double>(BytesPerBlock(config, block_size)) *
-                       static_cast<double>(num_blocks);
+  RETURN_IF_ERROR(CheckKvType(o.type, config));
+  const int64_t n_local = NumLocalLayers(config);
+  if (o.local_num_blocks > 0 && (n_local == 0 || n_local == config.n_layer)) {
+    return InvalidArgumentError(StrFormat(
+        "paged KV cache: a local block group needs a model with both "
+        "sliding-window and full-attention layers (%s has %lld of %lld "
+        "windowed)",
+        config.arch_name.c_str(), static_cast<long long>(n_local),
+        static_cast<long long>(config.n_layer)));
+  }
+  std::unique_ptr<PagedKvCache> c(new PagedKvCache());
+  c->type_ = o.type;
+  c->n_layer_ = static_cast<int32_t>(config.n_layer);
+  c->num_blocks_ = o.num_blocks;
+  c->local_num_blocks_ = o.local_num_blocks;
+  c->block_size_ = o.block_size;
+  c->capacity_ = o.capacity;
+  c->k_row_ = KvRowBytes(o.type, config.k_dim());
+  c->v_row_ = KvRowBytes(o.type, config.v_dim());
+  c->layer_group_.assign(static_cast<size_t>(c->n_layer_), 0);
+  double bytes = 0;
+  for (int32_t l = 0; l < c->n_layer_; ++l) {
+    if (o.local_num_blocks > 0 && config.IsLocalLayer(l)) {
+      c->layer_group_[static_cast<size_t>(l)] = 1;
+    }
+    bytes += static_cast<double>(c->group_num_blocks(c->layer_group_[size_t(l)])) *
+             o.block_size * static_cast<double>(c->k_row_ + c->v_row_);
+  }
   if (bytes > 256.0 * (1ull << 30)) {
     return ResourceExhaustedError(StrFormat(
         "paged KV cache of %d blocks x %d tokens needs %s; too large",
-        num_blocks, block_size, HumanBytes(bytes).c_str()));
+        o.num_blocks, o.block_size, HumanBytes(bytes).c_str()));
   }
-  std::unique_ptr<PagedKvCache> c(new PagedKvCache());
-  c->n_layer_ = static_cast<int32_t>(config.n_layer);
-  c->num_blocks_ = num_blocks;
-  c->block_size_ = block_size;
-  c->capacity_ = capacity;
-  c->num_slots_ = int64_t{num_blocks} * block_size;
-  c->k_dim_ = config.k_dim();
-  c->v_dim_ = config.v_dim();
   c->bytes_ = static_cast<uint64_t>(bytes);
-  const size_t rows = static_cast<size_t>(c->n_layer_) *
-                      static_cast<size_t>(c->num_slots_);
   // Uninitialized: a row is always written before it is read, and untouched
   // pages cost no memory.
-  c->k_.reset(new (std::nothrow) float[rows * static_cast<size_t>(c->k_dim_)]);
-  c->v_.reset(new (std::nothrow) float[rows * static_cast<size_t>(c->v_dim_)]);
-  if (c->k_ == nullptr || c->v_ == nullptr) {
-    return ResourceExhaustedError(StrFormat(
-        "cannot allocate a paged KV cache of %s", HumanBytes(bytes).c_str()));
+  for (int32_t l = 0; l < c->n_layer_; ++l) {
+    const size_t slots =
+        static_cast<size_t>(c->group_num_blocks(c->layer_group_[size_t(l)])) *
+        static_cast<size_t>(o.block_size);
+    c->k_.emplace_back(new (std::nothrow)
+                           uint8_t[slots * static_cast<size_t>(c->k_row_)]);
+    c->v_.emplace_back(new (std::nothrow)
+                           uint8_t[slots * static_cast<size_t>(c->v_row_)]);
+    if (c->k_.back() == nullptr || c->v_.back() == nullptr) {
+      return ResourceExhaustedError(StrFormat(
+          "cannot allocate a paged KV cache of %s", HumanBytes(bytes).c_str()));
+    }
   }
   return c;
 }
@@ -64,83 +113,106 @@ void PagedKvCache::SetBlockTable(int32_t seq, const std::vector<int32_t>& blocks
         static_cast<int64_t>(length) <=
             static_cast<int64_t>(blocks.size()) * block_size_);
   for (int32_t b : blocks) CHECK(b == kNullBlock || (b >= 0 && b < num_blocks_));
-  if (static_cast<size_t>(seq) >= tables_.size()) {
-    tables_.resize(static_cast<size_t>(seq) + 1);
+  if (static_cast<size_t>(seq) >= lengths_.size()) {
+    tables_[0].resize(static_cast<size_t>(seq) + 1);
+    tables_[1].resize(static_cast<size_t>(seq) + 1);
     lengths_.resize(static_cast<size_t>(seq) + 1, 0);
   }
-  tables_[seq] = blocks;
+  tables_[0][seq] = blocks;
+  tables_[1][seq].clear();
   lengths_[seq] = length;
 }
 
+void PagedKvCache::SetLocalBlockTable(int32_t seq,
+                                      const std::vector<int32_t>& blocks) {
+  CHECK_GT(local_num_blocks_, 0);
+  CHECK(seq >= 0 && static_cast<size_t>(seq) < lengths_.size());
+  for (int32_t b : blocks) {
+    CHECK(b == kNullBlock || (b >= 0 && b < local_num_blocks_));
+  }
+  CHECK_LE(static_cast<int64_t>(lengths_[seq]),
+           static_cast<int64_t>(blocks.size()) * block_size_);
+  tables_[1][seq] = blocks;
+}
+
 void PagedKvCache::ClearSequence(int32_t seq) {
-  if (seq < 0 || static_cast<size_t>(seq) >= tables_.size()) return;
-  tables_[seq].clear();
+  if (seq < 0 || static_cast<size_t>(seq) >= lengths_.size()) return;
+  tables_[0][seq].clear();
+  tables_[1][seq].clear();
   lengths_[seq] = 0;
 }
 
-void PagedKvCache::CopyBlock(int32_t src, int32_t dst) {
-  CHECK(src >= 0 && src < num_blocks_);
-  CHECK(dst >= 0 && dst < num_blocks_);
+void PagedKvCache::CopyBlock(int32_t src, int32_t dst, int group) {
+  CHECK(group == 0 || (group == 1 && local_num_blocks_ > 0));
+  const int32_t n = group_num_blocks(group);
+  CHECK(src >= 0 && src < n);
+  CHECK(dst >= 0 && dst < n);
   if (src == dst) return;
-  const int64_t bs = block_size_;
+  const size_t bs = static_cast<size_t>(block_size_);
+  const size_t kb = bs * static_cast<size_t>(k_row_);
+  const size_t vb = bs * static_cast<size_t>(v_row_);
   for (int32_t l = 0; l < n_layer_; ++l) {
-    const int64_t base = int64_t{l} * num_slots_;
-    std::memcpy(k_.get() + (base + int64_t{dst} * bs) * k_dim_,
-                k_.get() + (base + int64_t{src} * bs) * k_dim_,
-                static_cast<size_t>(bs * k_dim_) * sizeof(float));
-    std::memcpy(v_.get() + (base + int64_t{dst} * bs) * v_dim_,
-                v_.get() + (base + int64_t{src} * bs) * v_dim_,
-                static_cast<size_t>(bs * v_dim_) * sizeof(float));
+    if (layer_group_[static_cast<size_t>(l)] != group) continue;
+    std::memcpy(k_[l].get() + dst * kb, k_[l].get() + src * kb, kb);
+    std::memcpy(v_[l].get() + dst * vb, v_[l].get() + src * vb, vb);
   }
 }
 
 Status PagedKvCache::Reserve(int32_t seq, int32_t end_pos) {
-  if (seq < 0 || static_cast<size_t>(seq) >= tables_.size()) {
+  if (seq < 0 || static_cast<size_t>(seq) >= lengths_.size()) {
     return InvalidArgumentError(StrFormat(
         "sequence id %d has no block table (%zu sequences)", seq,
-        tables_.size()));
+        lengths_.size()));
   }
-  const std::vector<int32_t>& table = tables_[seq];
-  if (end_pos < 0 || end_pos > capacity_ ||
-      static_cast<int64_t>(end_pos) >
-          static_cast<int64_t>(table.size()) * block_size_) {
-    return ResourceExhaustedError(StrFormat(
-        "sequence %d needs %d positions; its block table covers %lld", seq,
-        end_pos, static_cast<long long>(table.size()) * block_size_));
-  }
-  // Blocks that positions [Length, end_pos) will be written into.
-  const int32_t first = lengths_[seq] / block_size_;
-  const int32_t last = end_pos == 0 ? -1 : (end_pos - 1) / block_size_;
-  for (int32_t i = first; i <= last; ++i) {
-    if (table[static_cast<size_t>(i)] == kNullBlock) {
+  for (int g = 0; g < num_groups(); ++g) {
+    const std::vector<int32_t>& table = tables_[g][seq];
+    if (end_pos < 0 || end_pos > capacity_ ||
+        static_cast<int64_t>(end_pos) >
+            static_cast<int64_t>(table.size()) * block_size_) {
       return ResourceExhaustedError(StrFormat(
-          "sequence %d: block %d to be written is released", seq, i));
+          "sequence %d needs %d positions; its group %d block table covers "
+          "%lld",
+          seq, end_pos, g, static_cast<long long>(table.size()) * block_size_));
+    }
+    // Blocks that positions [Length, end_pos) will be written into.
+    const int32_t first = lengths_[seq] / block_size_;
+    const int32_t last = end_pos == 0 ? -1 : (end_pos - 1) / block_size_;
+    for (int32_t i = first; i <= last; ++i) {
+      if (table[static_cast<size_t>(i)] == kNullBlock) {
+        return ResourceExhaustedError(StrFormat(
+            "sequence %d: group %d block %d to be written is released", seq, g,
+            i));
+      }
     }
   }
   return OkStatus();
 }
 
 void PagedKvCache::Truncate(int32_t seq, int32_t pos) {
-  CHECK(seq >= 0 && static_cast<size_t>(seq) < tables_.size());
+  CHECK(seq >= 0 && static_cast<size_t>(seq) < lengths_.size());
   lengths_[seq] = std::clamp(pos, 0, lengths_[seq]);
 }
 
 int32_t PagedKvCache::Length(int32_t seq) const {
-  CHECK(seq >= 0 && static_cast<size_t>(seq) < tables_.size());
+  CHECK(seq >= 0 && static_cast<size_t>(seq) < lengths_.size());
   return lengths_[seq];
 }
 
 void PagedKvCache::Commit(int32_t seq, int32_t end_pos) {
-  CHECK(seq >= 0 && static_cast<size_t>(seq) < tables_.size());
-  CHECK(end_pos >= 0 &&
-        static_cast<int64_t>(end_pos) <=
-            static_cast<int64_t>(tables_[seq].size()) * block_size_);
+  CHECK(seq >= 0 && static_cast<size_t>(seq) < lengths_.size());
+  for (int g = 0; g < num_groups(); ++g) {
+    CHECK(end_pos >= 0 &&
+          static_cast<int64_t>(end_pos) <=
+              static_cast<int64_t>(tables_[g][seq].size()) * block_size_);
+  }
   lengths_[seq] = std::max(lengths_[seq], end_pos);
 }
 
-int64_t PagedKvCache::Slot(int32_t seq, int32_t pos) const {
-  DCHECK(seq >= 0 && static_cast<size_t>(seq) < tables_.size());
-  const std::vector<int32_t>& table = tables_[static_cast<size_t>(seq)];
+int64_t PagedKvCache::Slot(int32_t layer, int32_t seq, int32_t pos) const {
+  DCHECK(layer >= 0 && layer < n_layer_);
+  DCHECK(seq >= 0 && static_cast<size_t>(seq) < lengths_.size());
+  const std::vector<int32_t>& table =
+      tables_[layer_group_[static_cast<size_t>(layer)]][static_cast<size_t>(seq)];
   const size_t bi = static_cast<size_t>(pos / block_size_);
   CHECK(pos >= 0 && bi < table.size());
   const int32_t block = table[bi];
@@ -148,23 +220,19 @@ int64_t PagedKvCache::Slot(int32_t seq, int32_t pos) const {
   return int64_t{block} * block_size_ + pos % block_size_;
 }
 
-float* PagedKvCache::KeyRow(int32_t layer, int32_t seq, int32_t pos) {
-  DCHECK(layer >= 0 && layer < n_layer_);
-  return k_.get() + (int64_t{layer} * num_slots_ + Slot(seq, pos)) * k_dim_;
+uint8_t* PagedKvCache::KeyData(int32_t layer, int32_t seq, int32_t pos) {
+  return k_[static_cast<size_t>(layer)].get() + Slot(layer, seq, pos) * k_row_;
 }
-float* PagedKvCache::ValueRow(int32_t layer, int32_t seq, int32_t pos) {
-  DCHECK(layer >= 0 && layer < n_layer_);
-  return v_.get() + (int64_t{layer} * num_slots_ + Slot(seq, pos)) * v_dim_;
+uint8_t* PagedKvCache::ValueData(int32_t layer, int32_t seq, int32_t pos) {
+  return v_[static_cast<size_t>(layer)].get() + Slot(layer, seq, pos) * v_row_;
 }
-const float* PagedKvCache::KeyRow(int32_t layer, int32_t seq,
-                                  int32_t pos) const {
-  DCHECK(layer >= 0 && layer < n_layer_);
-  return k_.get() + (int64_t{layer} * num_slots_ + Slot(seq, pos)) * k_dim_;
+const uint8_t* PagedKvCache::KeyData(int32_t layer, int32_t seq,
+                                     int32_t pos) const {
+  return k_[static_cast<size_t>(layer)].get() + Slot(layer, seq, pos) * k_row_;
 }
-const float* PagedKvCache::ValueRow(int32_t layer, int32_t seq,
-                                    int32_t pos) const {
-  DCHECK(layer >= 0 && layer < n_layer_);
-  return v_.get() + (int64_t{layer} * num_slots_ + Slot(seq, pos)) * v_dim_;
+const uint8_t* PagedKvCache::ValueData(int32_t layer, int32_t seq,
+                                       int32_t pos) const {
+  return v_[static_cast<size_t>(layer)].get() + Slot(layer, seq, pos) * v_row_;
 }
 
 }  // namespace weft::model

@@ -117,24 +117,18 @@ StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
         mc.n_ctx_train > 0 ? std::min<int64_t>(mc.n_ctx_train, 4096) : 4096);
   }
   RETURN_IF_ERROR(sched.Validate());
-  kv::KvCacheConfig kv;
-  kv.block_size = config.kv_block_size;
-  const int64_t blocks =
-      engine::KvBlocksForBytes(mc, kv.block_size, config.kv_bytes);
-  if (blocks < 1 || blocks > (int64_t{1} << 30)) {
-    return InvalidArgumentError(StrFormat(
-        "a KV budget of %s holds %lld blocks of %d tokens; need at least one",
-        HumanBytes(config.kv_bytes).c_str(), (long long)blocks,
-        kv.block_size));
-  }
-  kv.num_blocks = static_cast<int>(blocks);
-  const uint64_t bytes_per_block =
-      static_cast<uint64_t>(mc.n_layer) *
-      static_cast<uint64_t>(mc.k_dim() + mc.v_dim()) * sizeof(float) *
-      static_cast<uint64_t>(kv.block_size);
+  ASSIGN_OR_RETURN(model::KvType kv_type, model::ParseKvType(config.kv_type));
+  uint64_t kv_bytes_used = 0;
+  ASSIGN_OR_RETURN(kv::KvCacheConfig kv,
+                   engine::KvConfigForBytes(mc, config.kv_block_size, kv_type,
+                                            config.kv_bytes, sched,
+                                            config.kv_split_groups,
+                                            &kv_bytes_used));
+  const int64_t blocks = kv.num_blocks;
 
   engine::ModelExecutorConfig ec;
   ec.num_threads = config.threads;
+  ec.kv_type = kv_type;
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Executor> exec,
                    engine::CreateModelExecutor(model.get(), kv, ec));
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> eng,
@@ -168,13 +162,15 @@ StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
   ei.token_budget = sched.max_batched_tokens;
   // max_queue: the server's own limit is the one clients meet (429).
   ei.kv_block_size = kv.block_size;
-  ei.kv_bytes = static_cast<int64_t>(bytes_per_block * blocks);
+  ei.kv_bytes = static_cast<int64_t>(kv_bytes_used);
   opt.max_batched_tokens = sched.max_batched_tokens;
 
   if (summary != nullptr) {
     summary->model = mc.Summary();
     summary->kv_blocks = blocks;
-    summary->kv_bytes = bytes_per_block * static_cast<uint64_t>(blocks);
+    summary->kv_local_blocks = kv.local_num_blocks;
+    summary->kv_bytes = kv_bytes_used;
+    summary->kv_type = model::KvTypeName(kv_type);
     summary->max_model_len = sched.max_model_len;
     summary->chat_template = origin;
   }

@@ -29,21 +29,27 @@ struct ModelBackendConfig {
                                       // min(training context, 4096)
   uint64_t kv_bytes = 512ull << 20;   // KV cache budget
   int kv_block_size = 16;             // tokens per KV block
+  std::string kv_type = "f16";        // KV row storage: "f32", "f16", "q8_0"
+  // Give a model's sliding-window layers their own KV block group (released
+  // out of the window); false keeps every layer's blocks (one group).
+  bool kv_split_groups = true;
   int threads = 0;                    // compute threads; 0 = all cores
 };
 
 // What was loaded, for the start-up log.
 struct ModelBackendSummary {
   std::string model;        // one line: architecture, layers, ...
-  int64_t kv_blocks = 0;    // KV blocks allocated
+  int64_t kv_blocks = 0;    // KV blocks allocated (full-attention group)
+  int64_t kv_local_blocks = 0;  // of the sliding-window group (0: none)
   uint64_t kv_bytes = 0;    // their bytes
+  std::string kv_type;      // "f16", ...
   int max_model_len = 0;    // the context length in use
   std::string chat_template;  // "gguf", "file", "chatml" or an error
 };
 
 // Errors: the model file is missing/invalid (InvalidArgument, NotFound,
 // DataLoss, Unimplemented), the KV budget holds no full sequence
-// (InvalidArgument), allocation failures (ResourceExhausted).
+// (InvalidArgument), a bad kv_type (InvalidArgument), allocation failures (ResourceExhausted).
 StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
     const ModelBackendConfig& config, ModelBackendSummary* summary);
 

@@ -7,6 +7,7 @@
 // Simulated pass time = a + b * tokens.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -58,6 +59,14 @@ class FakeExecutor : public Executor {
         lookup_(std::move(lookup)),
         slots_(static_cast<size_t>(num_blocks) * block_size) {}
 
+  // Simulates a second KV group (kv::kLocalGroup) of `num_blocks` blocks
+  // whose layers see only `window` positions: the plan's local tables are
+  // written and verified like the full ones.
+  void EnableLocalGroup(int num_blocks, int window) {
+    local_window_ = window;
+    local_slots_.assign(static_cast<size_t>(num_blocks) * block_size_, Cell{});
+  }
+
   double a = 1.0;   // fixed cost of a pass
   double b = 0.01;  // cost per token
   double time = 0;  // simulated clock
@@ -66,16 +75,29 @@ class FakeExecutor : public Executor {
   StatusOr<std::vector<SampledToken>> Execute(const StepPlan& plan) override {
     time += a + b * plan.num_batched_tokens;
     for (const kv::BlockCopy& c : plan.copies) {
+      std::vector<Cell>& cells = c.group == kv::kLocalGroup ? local_slots_
+                                                            : slots_;
+      if (c.group == kv::kLocalGroup && local_slots_.empty()) {
+        Fail("copy in a local group that does not exist");
+        continue;
+      }
       for (int i = 0; i < block_size_; ++i) {
-        slots_[Slot(c.dst, i)] = slots_[Slot(c.src, i)];
+        cells[Slot(c.dst, i)] = cells[Slot(c.src, i)];
       }
     }
     std::vector<SampledToken> out;
     for (const ScheduledSeq& s : plan.seqs) {
       Verify(s);
+      if (!local_slots_.empty()) VerifyLocal(s);
       for (int i = 0; i < s.num_new_tokens; ++i) {
-        slots_[static_cast<size_t>(s.slots[static_cast<size_t>(i)])] =
-            Cell{s.start_pos + i, s.tokens[static_cast<size_t>(i)], true};
+        const Cell cell{s.start_pos + i, s.tokens[static_cast<size_t>(i)], true};
+        slots_[static_cast<size_t>(s.slots[static_cast<size_t>(i)])] = cell;
+        if (!local_slots_.empty() && error.empty()) {
+          const int p = s.start_pos + i;
+          const kv::BlockId b =
+              s.local_block_table[static_cast<size_t>(p / block_size_)];
+          local_slots_[Slot(b, p % block_size_)] = cell;
+        }
       }
       if (s.needs_logits) {
         const int pos = s.start_pos + s.num_new_tokens;
@@ -139,8 +161,40 @@ class FakeExecutor : public Executor {
     }
   }
 
+  // The local group: the table covers the new tokens with real blocks and
+  // every position in the window holds its token.
+  void VerifyLocal(const ScheduledSeq& s) {
+    const int end = s.start_pos + s.num_new_tokens;
+    if (s.local_block_table.size() != s.block_table.size()) {
+      Fail(StrFormat("req %lld: local table of %zu blocks, full %zu",
+                     (long long)s.id, s.local_block_table.size(),
+                     s.block_table.size()));
+      return;
+    }
+    const int first = std::max(0, s.start_pos - local_window_ + 1);
+    for (int p = first; p < end; ++p) {
+      const kv::BlockId b =
+          s.local_block_table[static_cast<size_t>(p / block_size_)];
+      if (b == kv::kNullBlock ||
+          Slot(b, 0) >= local_slots_.size()) {
+        Fail(StrFormat("req %lld pos %d: no local block in the window",
+                       (long long)s.id, p));
+        return;
+      }
+      if (p >= s.start_pos) continue;  // written by this pass
+      const Cell& c = local_slots_[Slot(b, p % block_size_)];
+      if (!c.written || c.pos != p || c.token != lookup_(s.id, p)) {
+        Fail(StrFormat("req %lld pos %d: local KV holds (%d, %d), want %d",
+                       (long long)s.id, p, c.pos, c.token, lookup_(s.id, p)));
+        return;
+      }
+    }
+  }
+
   int block_size_;
   int window_;
+  int local_window_ = 0;
+  std::vector<Cell> local_slots_;  // empty without a local group
   std::function<TokenId(RequestId, int)> lookup_;
   std::vector<Cell> slots_;
 };

@@ -64,6 +64,34 @@ const model::Model* LoadedModel() {
   return m;
 }
 
+// KV layouts every invariance test runs under: f32 (bitwise the
+// contiguous reference) and f16 storage; on Gemma f16 with a local block
+// group for the sliding-window layers (the server's layout).
+struct KvMode {
+  const char* name;
+  model::KvType type;
+  bool split;
+};
+
+std::vector<KvMode> KvModes() {
+  if (kGemma) {
+    return {{"f32", model::KvType::kF32, false},
+            {"f16+local", model::KvType::kF16, true}};
+  }
+  return {{"f32", model::KvType::kF32, false},
+          {"f16", model::KvType::kF16, false}};
+}
+
+RunSetup ModeSetup(const model::Model& m, const KvMode& mode) {
+  RunSetup s = DefaultSetup();
+  s.exec.kv_type = mode.type;
+  if (mode.split) {
+    s.kv.local_window = static_cast<int>(m.config().sliding_window);
+    s.kv.local_num_blocks = s.kv.num_blocks;
+  }
+  return s;
+}
+
 #define REQUIRE_MODEL()                                        \
   const model::Model* model = LoadedModel();                   \
   if (model == nullptr) GTEST_SKIP() << "no " << ModelPath();
@@ -103,112 +131,121 @@ void ExpectFinishedOnce(const RunResult& r) {
 
 TEST(EngineModelTest, ConcurrentOutputsEqualAloneOutputs) {
   REQUIRE_MODEL();
-  std::vector<Job> jobs;
-  for (int i = 0; i < 16; ++i) {
-    Job j = GreedyJob(100 + i, RandomPrompt(i, 1 + (i * 7) % 32, kLo, kHi),
-                      kMaxTokens - (i % 3));
-    jobs.push_back(std::move(j));
-  }
-  RunSetup setup = DefaultSetup();
-  RunResult alone = RunJobs(*model, setup, jobs, /*concurrent=*/false);
-  ExpectFinishedOnce(alone);
-  // Under load, every third request is aborted after a few tokens.
-  for (size_t i = 0; i < jobs.size(); i += 3) jobs[i].abort_after = 3;
-  RunResult batch = RunJobs(*model, setup, jobs, /*concurrent=*/true);
-  ExpectFinishedOnce(batch);
-  for (const Job& j : jobs) {
-    const Outcome& a = alone.outcomes[j.id];
-    const Outcome& b = batch.outcomes[j.id];
-    ASSERT_EQ(static_cast<int>(a.tokens.size()), j.max_tokens) << j.id;
-    if (j.abort_after > 0) {
-      EXPECT_EQ(b.reason, FinishReason::kAborted) << j.id;
-      ASSERT_LE(b.tokens.size(), a.tokens.size());
-      EXPECT_GE(static_cast<int>(b.tokens.size()), j.abort_after);
-      EXPECT_TRUE(std::equal(b.tokens.begin(), b.tokens.end(),
-                             a.tokens.begin()))
-          << "request " << j.id << " diverged before its abort";
-    } else {
-      EXPECT_EQ(b.reason, FinishReason::kLength) << j.id;
-      EXPECT_EQ(b.tokens, a.tokens) << "request " << j.id;
+  for (const KvMode& kv_mode : KvModes()) {
+    SCOPED_TRACE(kv_mode.name);
+    std::vector<Job> jobs;
+    for (int i = 0; i < 16; ++i) {
+      Job j = GreedyJob(100 + i, RandomPrompt(i, 1 + (i * 7) % 32, kLo, kHi),
+                        kMaxTokens - (i % 3));
+      jobs.push_back(std::move(j));
     }
+    RunSetup setup = ModeSetup(*model, kv_mode);
+    RunResult alone = RunJobs(*model, setup, jobs, /*concurrent=*/false);
+    ExpectFinishedOnce(alone);
+    // Under load, every third request is aborted after a few tokens.
+    for (size_t i = 0; i < jobs.size(); i += 3) jobs[i].abort_after = 3;
+    RunResult batch = RunJobs(*model, setup, jobs, /*concurrent=*/true);
+    ExpectFinishedOnce(batch);
+    for (const Job& j : jobs) {
+      const Outcome& a = alone.outcomes[j.id];
+      const Outcome& b = batch.outcomes[j.id];
+      ASSERT_EQ(static_cast<int>(a.tokens.size()), j.max_tokens) << j.id;
+      if (j.abort_after > 0) {
+        EXPECT_EQ(b.reason, FinishReason::kAborted) << j.id;
+        ASSERT_LE(b.tokens.size(), a.tokens.size());
+        EXPECT_GE(static_cast<int>(b.tokens.size()), j.abort_after);
+        EXPECT_TRUE(std::equal(b.tokens.begin(), b.tokens.end(),
+                               a.tokens.begin()))
+            << "request " << j.id << " diverged before its abort";
+      } else {
+        EXPECT_EQ(b.reason, FinishReason::kLength) << j.id;
+        EXPECT_EQ(b.tokens, a.tokens) << "request " << j.id;
+      }
+    }
+    // The batch really ran several sequences per pass.
+    EXPECT_LT(batch.stats.num_steps, alone.stats.num_steps);
   }
-  // The batch really ran several sequences per pass.
-  EXPECT_LT(batch.stats.num_steps, alone.stats.num_steps);
 }
 
 TEST(EngineModelTest, ChunkedPrefillEqualsUnchunked) {
   REQUIRE_MODEL();
-  const int n = kGemma ? 70 : 100;
-  Job job = GreedyJob(7, RandomPrompt(77, n, kLo, kHi), 8);
-  std::vector<float> ref_logits;
-  std::vector<TokenId> ref_tokens;
-  for (int chunk : {0, 1, 7, 64}) {
-    SCOPED_TRACE(::testing::Message() << "prefill_chunk " << chunk);
-    LogitsLog log;
-    log.prompt_len[job.id] = n;
-    RunSetup setup = DefaultSetup();
-    setup.sched.prefill_chunk = chunk;
-    setup.exec.logits_observer = log.Observer();
-    RunResult r = RunJobs(*model, setup, {job}, /*concurrent=*/false);
-    ExpectFinishedOnce(r);
-    ASSERT_EQ(log.first.count(job.id), 1u);
-    const int chunks = chunk == 0 ? 1 : (n + chunk - 1) / chunk;
-    EXPECT_EQ(r.stats.num_steps, chunks + 8 - 1);
-    if (chunk == 0) {
-      ref_logits = log.first[job.id];
-      ref_tokens = r.outcomes[job.id].tokens;
-      continue;
+  for (const KvMode& kv_mode : KvModes()) {
+    SCOPED_TRACE(kv_mode.name);
+    const int n = kGemma ? 70 : 100;
+    Job job = GreedyJob(7, RandomPrompt(77, n, kLo, kHi), 8);
+    std::vector<float> ref_logits;
+    std::vector<TokenId> ref_tokens;
+    for (int chunk : {0, 1, 7, 64}) {
+      SCOPED_TRACE(::testing::Message() << "prefill_chunk " << chunk);
+      LogitsLog log;
+      log.prompt_len[job.id] = n;
+      RunSetup setup = ModeSetup(*model, kv_mode);
+      setup.sched.prefill_chunk = chunk;
+      setup.exec.logits_observer = log.Observer();
+      RunResult r = RunJobs(*model, setup, {job}, /*concurrent=*/false);
+      ExpectFinishedOnce(r);
+      ASSERT_EQ(log.first.count(job.id), 1u);
+      const int chunks = chunk == 0 ? 1 : (n + chunk - 1) / chunk;
+      EXPECT_EQ(r.stats.num_steps, chunks + 8 - 1);
+      if (chunk == 0) {
+        ref_logits = log.first[job.id];
+        ref_tokens = r.outcomes[job.id].tokens;
+        continue;
+      }
+      const float d = MaxAbsDiff(log.first[job.id], ref_logits);
+      EXPECT_LE(d, kLogitTol);
+      std::printf("prefill_chunk %d: max |logit diff| %g\n", chunk, d);
+      EXPECT_EQ(r.outcomes[job.id].tokens, ref_tokens);
     }
-    const float d = MaxAbsDiff(log.first[job.id], ref_logits);
-    EXPECT_LE(d, kLogitTol);
-    std::printf("prefill_chunk %d: max |logit diff| %g\n", chunk, d);
-    EXPECT_EQ(r.outcomes[job.id].tokens, ref_tokens);
   }
 }
 
 TEST(EngineModelTest, PrefixCacheHitEqualsMiss) {
   REQUIRE_MODEL();
-  // Two requests sharing a 40-token prefix (two full blocks of 16).
-  std::vector<TokenId> prefix = RandomPrompt(5, 40, kLo, kHi);
-  std::vector<TokenId> p2 = prefix;
-  for (TokenId t : RandomPrompt(6, 5, kLo, kHi)) p2.push_back(t);
-  std::vector<Job> jobs = {GreedyJob(1, prefix, 8), GreedyJob(2, p2, 8),
-                           GreedyJob(3, prefix, 8)};
-  std::vector<std::map<RequestId, std::vector<float>>> logits;
-  std::vector<RunResult> runs;
-  for (bool caching : {false, true}) {
-    LogitsLog log;
-    for (const Job& j : jobs) log.prompt_len[j.id] = static_cast<int>(j.prompt.size());
-    RunSetup setup = DefaultSetup();
-    setup.sched.enable_prefix_caching = caching;
-    setup.exec.logits_observer = log.Observer();
-    runs.push_back(RunJobs(*model, setup, jobs, /*concurrent=*/false));
-    ExpectFinishedOnce(runs.back());
-    logits.push_back(log.first);
-  }
-  EXPECT_EQ(runs[0].kv.prefix_hit_tokens, 0);
-  EXPECT_EQ(runs[1].outcomes[2].num_cached_tokens, 32);
-  EXPECT_EQ(runs[1].outcomes[3].num_cached_tokens, 32);
-  for (const Job& j : jobs) {
-    EXPECT_EQ(runs[1].outcomes[j.id].tokens, runs[0].outcomes[j.id].tokens)
-        << "request " << j.id;
-    EXPECT_LE(MaxAbsDiff(logits[1][j.id], logits[0][j.id]), kLogitTol);
-  }
-  // The same, concurrently: hits on blocks other running requests computed.
-  RunSetup setup = DefaultSetup();
-  std::vector<Job> more;
-  for (int i = 0; i < 6; ++i) {
-    std::vector<TokenId> p = prefix;
-    for (TokenId t : RandomPrompt(50 + i, 1 + i, kLo, kHi)) p.push_back(t);
-    more.push_back(GreedyJob(10 + i, p, 6));
-  }
-  RunResult seq = RunJobs(*model, setup, more, /*concurrent=*/false);
-  RunResult conc = RunJobs(*model, setup, more, /*concurrent=*/true);
-  ExpectFinishedOnce(seq);
-  ExpectFinishedOnce(conc);
-  EXPECT_GT(seq.kv.prefix_hit_tokens, 0);
-  for (const Job& j : more) {
-    EXPECT_EQ(conc.outcomes[j.id].tokens, seq.outcomes[j.id].tokens) << j.id;
+  for (const KvMode& kv_mode : KvModes()) {
+    SCOPED_TRACE(kv_mode.name);
+    // Two requests sharing a 40-token prefix (two full blocks of 16).
+    std::vector<TokenId> prefix = RandomPrompt(5, 40, kLo, kHi);
+    std::vector<TokenId> p2 = prefix;
+    for (TokenId t : RandomPrompt(6, 5, kLo, kHi)) p2.push_back(t);
+    std::vector<Job> jobs = {GreedyJob(1, prefix, 8), GreedyJob(2, p2, 8),
+                             GreedyJob(3, prefix, 8)};
+    std::vector<std::map<RequestId, std::vector<float>>> logits;
+    std::vector<RunResult> runs;
+    for (bool caching : {false, true}) {
+      LogitsLog log;
+      for (const Job& j : jobs) log.prompt_len[j.id] = static_cast<int>(j.prompt.size());
+      RunSetup setup = ModeSetup(*model, kv_mode);
+      setup.sched.enable_prefix_caching = caching;
+      setup.exec.logits_observer = log.Observer();
+      runs.push_back(RunJobs(*model, setup, jobs, /*concurrent=*/false));
+      ExpectFinishedOnce(runs.back());
+      logits.push_back(log.first);
+    }
+    EXPECT_EQ(runs[0].kv.prefix_hit_tokens, 0);
+    EXPECT_EQ(runs[1].outcomes[2].num_cached_tokens, 32);
+    EXPECT_EQ(runs[1].outcomes[3].num_cached_tokens, 32);
+    for (const Job& j : jobs) {
+      EXPECT_EQ(runs[1].outcomes[j.id].tokens, runs[0].outcomes[j.id].tokens)
+          << "request " << j.id;
+      EXPECT_LE(MaxAbsDiff(logits[1][j.id], logits[0][j.id]), kLogitTol);
+    }
+    // The same, concurrently: hits on blocks other running requests computed.
+    RunSetup setup = ModeSetup(*model, kv_mode);
+    std::vector<Job> more;
+    for (int i = 0; i < 6; ++i) {
+      std::vector<TokenId> p = prefix;
+      for (TokenId t : RandomPrompt(50 + i, 1 + i, kLo, kHi)) p.push_back(t);
+      more.push_back(GreedyJob(10 + i, p, 6));
+    }
+    RunResult seq = RunJobs(*model, setup, more, /*concurrent=*/false);
+    RunResult conc = RunJobs(*model, setup, more, /*concurrent=*/true);
+    ExpectFinishedOnce(seq);
+    ExpectFinishedOnce(conc);
+    EXPECT_GT(seq.kv.prefix_hit_tokens, 0);
+    for (const Job& j : more) {
+      EXPECT_EQ(conc.outcomes[j.id].tokens, seq.outcomes[j.id].tokens) << j.id;
+    }
   }
 }
 
@@ -216,31 +253,34 @@ TEST(EngineModelTest, PrefixCacheHitEqualsMiss) {
 // change, greedy or seeded-sampled (the sampler keeps its history and RNG).
 TEST(EngineModelTest, PreemptionEqualsNoPreemption) {
   REQUIRE_MODEL();
-  std::vector<Job> jobs;
-  for (int i = 0; i < 6; ++i) {
-    Job j = GreedyJob(i, RandomPrompt(30 + i, 12 + 3 * i, kLo, kHi), kMaxTokens);
-    if (i % 2 == 1) {
-      j.sampling.temperature = 0.8f;
-      j.sampling.seed = 42 + i;
-      j.sampling.repetition_penalty = 1.2f;
-      j.sampling.frequency_penalty = 0.5f;
+  for (const KvMode& kv_mode : KvModes()) {
+    SCOPED_TRACE(kv_mode.name);
+    std::vector<Job> jobs;
+    for (int i = 0; i < 6; ++i) {
+      Job j = GreedyJob(i, RandomPrompt(30 + i, 12 + 3 * i, kLo, kHi), kMaxTokens);
+      if (i % 2 == 1) {
+        j.sampling.temperature = 0.8f;
+        j.sampling.seed = 42 + i;
+        j.sampling.repetition_penalty = 1.2f;
+        j.sampling.frequency_penalty = 0.5f;
+      }
+      jobs.push_back(std::move(j));
     }
-    jobs.push_back(std::move(j));
-  }
-  RunSetup big = DefaultSetup();
-  big.kv.block_size = 4;
-  RunResult ref = RunJobs(*model, big, jobs, /*concurrent=*/true);
-  ExpectFinishedOnce(ref);
-  EXPECT_EQ(ref.stats.num_preemptions, 0);
-  RunSetup tiny = big;
-  // The largest request needs ceil((27 + kMaxTokens) / 4) blocks.
-  tiny.kv.num_blocks = (27 + kMaxTokens + 3) / 4 + 2;
-  RunResult pre = RunJobs(*model, tiny, jobs, /*concurrent=*/true);
-  ExpectFinishedOnce(pre);
-  EXPECT_GT(pre.stats.num_preemptions, 0);
-  for (const Job& j : jobs) {
-    EXPECT_EQ(pre.outcomes[j.id].tokens, ref.outcomes[j.id].tokens)
-        << "request " << j.id;
+    RunSetup big = ModeSetup(*model, kv_mode);
+    big.kv.block_size = 4;
+    RunResult ref = RunJobs(*model, big, jobs, /*concurrent=*/true);
+    ExpectFinishedOnce(ref);
+    EXPECT_EQ(ref.stats.num_preemptions, 0);
+    RunSetup tiny = big;
+    // The largest request needs ceil((27 + kMaxTokens) / 4) blocks.
+    tiny.kv.num_blocks = (27 + kMaxTokens + 3) / 4 + 2;
+    RunResult pre = RunJobs(*model, tiny, jobs, /*concurrent=*/true);
+    ExpectFinishedOnce(pre);
+    EXPECT_GT(pre.stats.num_preemptions, 0);
+    for (const Job& j : jobs) {
+      EXPECT_EQ(pre.outcomes[j.id].tokens, ref.outcomes[j.id].tokens)
+          << "request " << j.id;
+    }
   }
 }
 
@@ -338,8 +378,23 @@ TEST(EngineModelTest, RejectsKvWindowThatDropsGlobalPositions) {
   EXPECT_EQ(CreateModelExecutor(model, kv, {}).status().code(),
             StatusCode::kInvalidArgument);
   kv.sliding_window = 0;
+  // A local group needs windowed and full layers (Gemma), and a window at
+  // least the model's (Gemma's is 512).
+  kv.local_num_blocks = 8;
+  kv.local_window = 256;
+  EXPECT_EQ(CreateModelExecutor(model, kv, {}).status().code(),
+            StatusCode::kInvalidArgument);
+  kv.local_window = 512;
+  EXPECT_EQ(CreateModelExecutor(model, kv, {}).ok(), kGemma);
+  kv.local_num_blocks = 0;
+  kv.local_window = 0;
   kv.num_blocks = 0;
   EXPECT_FALSE(CreateModelExecutor(model, kv, {}).ok());
+  // q8_0 needs rows of multiples of 32 (both models have them).
+  kv.num_blocks = 8;
+  ModelExecutorConfig q8;
+  q8.kv_type = model::KvType::kQ8_0;
+  EXPECT_TRUE(CreateModelExecutor(model, kv, q8).ok());
   EXPECT_FALSE(CreateModelExecutor(nullptr, kv, {}).ok());
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "engine/model_executor.h"
 #include "model/model.h"
 #include "tests/engine/model_harness.h"
@@ -72,13 +74,22 @@ TEST(PagedKvCacheTest, BadSizesAreErrors) {
 
 // Prefill then decode on stories260K, once over a contiguous cache, once
 // over blocks scattered in the pool: logits must be bitwise equal.
+// The same for every storage type (f16, q8_0 rows convert the same way in
+// both caches).
 TEST(PagedKvCacheTest, ForwardMatchesContiguousCache) {
   if (!engine::testing::FileExists(Stories())) GTEST_SKIP() << "no model";
   auto model = Model::Load(Stories()).value();
+  for (KvType type : {KvType::kF32, KvType::kF16, KvType::kQ8_0}) {
+  SCOPED_TRACE(KvTypeName(type));
   const std::vector<int32_t> prompt =
       engine::testing::RandomPrompt(1, 21, 3, 500);
-  auto flat = ContiguousKvCache::Create(model->config(), 64).value();
-  auto paged = PagedKvCache::Create(model->config(), 16, 4).value();
+  auto flat = ContiguousKvCache::Create(model->config(), 64, 1, type).value();
+  PagedKvOptions po;
+  po.num_blocks = 16;
+  po.block_size = 4;
+  po.type = type;
+  auto paged = PagedKvCache::Create(model->config(), po).value();
+  EXPECT_EQ(paged->kv_type(), type);
   const std::vector<int32_t> table = {9, 3, 14, 0, 7, 11, 2, 5};  // 32 slots
   std::vector<float> a, b;
   // Prefill in two chunks (13 + 8), then 5 decode steps.
@@ -98,6 +109,39 @@ TEST(PagedKvCacheTest, ForwardMatchesContiguousCache) {
     next = static_cast<int32_t>(std::max_element(a.begin(), a.end()) - a.begin());
     pos += n;
   }
+  }
+}
+
+TEST(PagedKvCacheTest, StorageTypes) {
+  // SmallConfig rows: K 8, V 6 elements per layer.
+  EXPECT_EQ(PagedKvCache::LayerBytesPerBlock(SmallConfig(), 4, KvType::kF16),
+            4u * (8 + 6) * 2);
+  PagedKvOptions po;
+  po.num_blocks = 4;
+  po.block_size = 4;
+  po.type = KvType::kQ8_0;  // rows are not multiples of 32
+  EXPECT_EQ(PagedKvCache::Create(SmallConfig(), po).status().code(),
+            StatusCode::kInvalidArgument);
+  po.type = KvType::kF32;
+  po.local_num_blocks = 4;  // no sliding-window layers
+  EXPECT_EQ(PagedKvCache::Create(SmallConfig(), po).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseKvType("F16").value(), KvType::kF16);
+  EXPECT_EQ(ParseKvType("q8_0").value(), KvType::kQ8_0);
+  EXPECT_FALSE(ParseKvType("q4_0").ok());
+  // Q8_0 rows round-trip within half a quantization step.
+  std::vector<float> row(64);
+  for (int i = 0; i < 64; ++i) row[i] = std::sin(0.37f * i) * (1 + i % 5);
+  std::vector<uint8_t> q(static_cast<size_t>(KvRowBytes(KvType::kQ8_0, 64)));
+  ASSERT_EQ(q.size(), 68u);
+  StoreKvRow(KvType::kQ8_0, row.data(), 64, q.data());
+  std::vector<float> back(40);
+  LoadKvRow(KvType::kQ8_0, q.data(), 20, 40, back.data());  // spans blocks
+  for (int i = 0; i < 40; ++i) EXPECT_NEAR(back[i], row[20 + i], 5.0f / 127);
+  std::vector<uint8_t> h(128);
+  StoreKvRow(KvType::kF16, row.data(), 64, h.data());
+  LoadKvRow(KvType::kF16, h.data(), 3, 10, back.data());
+  for (int i = 0; i < 10; ++i) EXPECT_NEAR(back[i], row[3 + i], 4e-3f);
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ using testing::Sim;
 // What the seeds exercised, summed: the test insists on each path.
 struct Coverage {
   int64_t preemptions = 0, prefix_hit_tokens = 0, evictions = 0, errors = 0,
-          aborts = 0, rejected = 0, windowed = 0, finished = 0;
+          aborts = 0, rejected = 0, windowed = 0, finished = 0, local = 0,
+          local_hit_tokens = 0, local_evictions = 0;
 };
 
 void RunSeed(unsigned seed, Coverage* cov) {
@@ -37,7 +38,12 @@ void RunSeed(unsigned seed, Coverage* cov) {
   kv::KvCacheConfig k;
   k.block_size = pick(1, 8);
   k.num_blocks = pick(2, 40);
-  k.sliding_window = pick(0, 4) == 0 ? pick(4, 20) : 0;
+  const int window_kind = pick(0, 4);  // 0: windowed group 0, 1: local group
+  k.sliding_window = window_kind == 0 ? pick(4, 20) : 0;
+  if (window_kind == 1) {
+    k.local_window = pick(2, 20);
+    k.local_num_blocks = pick(2, 40);
+  }
   Sim sim(c, k);
 
   const int num_requests = pick(1, 12);
@@ -74,12 +80,17 @@ void RunSeed(unsigned seed, Coverage* cov) {
   sim.RunUntilIdle(5000);
   sim.CheckAllDone();
   const SchedulerStats st = sim.sched().stats();
-  const kv::BlockPoolStats kst = sim.sched().kv().pool().stats();
+  const kv::BlockPoolStats kst = sim.sched().kv().stats();
   cov->preemptions += st.num_preemptions;
   cov->finished += st.num_finished;
   cov->prefix_hit_tokens += kst.prefix_hit_tokens;
   cov->evictions += kst.evictions;
   cov->windowed += k.sliding_window > 0 ? 1 : 0;
+  if (k.local_num_blocks > 0) {
+    ++cov->local;
+    cov->local_hit_tokens += kst.prefix_hit_tokens;
+    cov->local_evictions += sim.sched().kv().pool(kv::kLocalGroup).stats().evictions;
+  }
   for (RequestId id = 0; id < next; ++id) {
     if (sim.finishes(id) && sim.reason(id) == FinishReason::kError) {
       ++cov->errors;
@@ -98,17 +109,23 @@ TEST(SchedulerRandomTest, ThousandsOfSeedsLeakNothing) {
   }
   std::printf("finished %lld, preemptions %lld, prefix hit tokens %lld, "
               "evictions %lld, errors %lld, aborts %lld, rejected %lld, "
-              "windowed seeds %lld\n",
+              "windowed seeds %lld, local-group seeds %lld (hit tokens %lld, "
+              "local evictions %lld)\n",
               (long long)cov.finished, (long long)cov.preemptions,
               (long long)cov.prefix_hit_tokens, (long long)cov.evictions,
               (long long)cov.errors, (long long)cov.aborts,
-              (long long)cov.rejected, (long long)cov.windowed);
+              (long long)cov.rejected, (long long)cov.windowed,
+              (long long)cov.local, (long long)cov.local_hit_tokens,
+              (long long)cov.local_evictions);
   EXPECT_GT(cov.preemptions, 0);
   EXPECT_GT(cov.prefix_hit_tokens, 0);
   EXPECT_GT(cov.evictions, 0);
   EXPECT_GT(cov.errors, 0);
   EXPECT_GT(cov.aborts, 0);
   EXPECT_GT(cov.windowed, 0);
+  EXPECT_GT(cov.local, 0);
+  EXPECT_GT(cov.local_hit_tokens, 0);
+  EXPECT_GT(cov.local_evictions, 0);
 }
 
 }  // namespace

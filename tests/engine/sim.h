@@ -22,7 +22,12 @@ class Sim {
         sched_(Scheduler::Create(config, kv_config).value()),
         exec_(kv_config.num_blocks, kv_config.block_size,
               kv_config.sliding_window,
-              [this](RequestId id, int pos) { return TokenAt(id, pos); }) {}
+              [this](RequestId id, int pos) { return TokenAt(id, pos); }) {
+    if (kv_config.local_num_blocks > 0) {
+      exec_.EnableLocalGroup(kv_config.local_num_blocks,
+                             kv_config.local_window);
+    }
+  }
 
   Scheduler& sched() { return *sched_; }
   FakeExecutor& exec() { return exec_; }
@@ -82,10 +87,13 @@ class Sim {
   // exactly once, outputs exactly as the fake model dictates.
   void CheckAllDone() {
     EXPECT_TRUE(live_.empty());
-    const kv::BlockPoolStats st = sched_->kv().pool().stats();
-    EXPECT_EQ(st.num_used, 0);
-    EXPECT_EQ(st.num_free + st.num_idle_cached, st.num_blocks);
-    EXPECT_TRUE(sched_->kv().pool().CheckInvariants().ok());
+    for (int g = 0; g < sched_->kv().num_groups(); ++g) {
+      const kv::BlockPoolStats st = sched_->kv().pool(g).stats();
+      EXPECT_EQ(st.num_used, 0) << "group " << g;
+      EXPECT_EQ(st.num_free + st.num_idle_cached, st.num_blocks);
+    }
+    EXPECT_EQ(sched_->kv().stats().num_used, 0);
+    EXPECT_TRUE(sched_->kv().CheckInvariants().ok());
     EXPECT_EQ(sched_->kv().num_sequences(), 0);
     for (auto& [id, prompt] : prompts_) {
       EXPECT_EQ(finishes_[id], 1) << "request " << id;
@@ -158,7 +166,8 @@ class Sim {
       EXPECT_EQ(static_cast<int>(out.size()), ev.num_output_tokens);
       if (ev.finished) {
         if (ev.reason == FinishReason::kError &&
-            kv_config_.sliding_window == 0) {
+            kv_config_.sliding_window == 0 &&
+            kv_config_.local_num_blocks == 0) {
           // Only a request that alone outgrows the cache may fail.
           EXPECT_GT(ev.num_prompt_tokens + ev.num_output_tokens,
                     kv_config_.num_blocks * kv_config_.block_size)

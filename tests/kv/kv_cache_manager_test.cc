@@ -16,11 +16,14 @@ std::vector<TokenId> Tokens(int first, int n) {
   return t;
 }
 
-KvCacheManager Make(int blocks, int bs, int window = 0) {
+KvCacheManager Make(int blocks, int bs, int window = 0, int local_blocks = 0,
+                    int local_window = 0) {
   KvCacheConfig c;
   c.num_blocks = blocks;
   c.block_size = bs;
   c.sliding_window = window;
+  c.local_num_blocks = local_blocks;
+  c.local_window = local_window;
   return KvCacheManager(c);
 }
 
@@ -158,12 +161,18 @@ TEST(KvCacheManagerTest, SlidingWindowReleasesDeadBlocks) {
 // Thousands of random allocate / prefix-share / fork / commit / free /
 // window-release operations; every block must come back.
 TEST(KvCacheManagerTest, RandomisedOperationsLeakNothing) {
-  for (int seed = 0; seed < 40; ++seed) {
+  int64_t local_hits = 0;  // prefix hits with a local group
+  for (int seed = 0; seed < 60; ++seed) {
     std::mt19937 rng(static_cast<unsigned>(seed));
     const int bs = 1 + static_cast<int>(rng() % 8);
-    KvCacheManager m = Make(32 + static_cast<int>(rng() % 64), bs,
-                            seed % 4 == 3 ? 8 + static_cast<int>(rng() % 16)
-                                          : 0);
+    // Seeds % 4: 0, 1 one full group; 2 a local group; 3 windowed group 0.
+    const int window = 8 + static_cast<int>(rng() % 16);
+    KvCacheManager m =
+        seed % 4 == 2
+            ? Make(32 + static_cast<int>(rng() % 64), bs, 0,
+                   8 + static_cast<int>(rng() % 40), window)
+            : Make(32 + static_cast<int>(rng() % 64), bs,
+                   seed % 4 == 3 ? window : 0);
     std::map<SeqId, std::vector<TokenId>> live;  // seq -> its tokens
     SeqId next = 0;
     for (int op = 0; op < 2000; ++op) {
@@ -192,7 +201,7 @@ TEST(KvCacheManagerTest, RandomisedOperationsLeakNothing) {
               it->second.push_back(static_cast<TokenId>(rng() % 50));
             }
             m.CommitComputed(s, it->second, m.Table(s)->num_tokens);
-            if (m.config().sliding_window > 0) {
+            if (m.has_window()) {
               m.ReleaseOutsideWindow(s, m.Table(s)->num_tokens);
             }
           }
@@ -205,16 +214,138 @@ TEST(KvCacheManagerTest, RandomisedOperationsLeakNothing) {
         }
       }
       if (op % 97 == 0) {
-        ASSERT_TRUE(m.pool().CheckInvariants().ok()) << op;
+        const Status st = m.CheckInvariants();
+        ASSERT_TRUE(st.ok()) << op << ": " << st.ToString();
       }
     }
     for (auto& [s, toks] : live) m.Free(s);
     EXPECT_EQ(m.num_sequences(), 0);
-    ASSERT_TRUE(m.pool().CheckInvariants().ok());
-    const BlockPoolStats st = m.pool().stats();
-    EXPECT_EQ(st.num_free + st.num_idle_cached, st.num_blocks) << seed;
-    EXPECT_EQ(st.num_used, 0) << seed;
+    ASSERT_TRUE(m.CheckInvariants().ok());
+    for (int g = 0; g < m.num_groups(); ++g) {
+      const BlockPoolStats st = m.pool(g).stats();
+      EXPECT_EQ(st.num_free + st.num_idle_cached, st.num_blocks) << seed;
+      EXPECT_EQ(st.num_used, 0) << seed;
+    }
+    const BlockPoolStats all = m.stats();
+    EXPECT_EQ(all.num_used, 0);
+    EXPECT_EQ(all.num_blocks,
+              m.config().num_blocks + m.config().local_num_blocks);
+    local_hits += m.num_groups() > 1 ? all.prefix_hit_tokens : 0;
   }
+  EXPECT_GT(local_hits, 0);
+}
+
+// Two groups: a local group of windowed layers next to the full group.
+TEST(KvCacheManagerTest, GroupsAllocateAllOrNothing) {
+  KvCacheManager m = Make(8, 4, 0, /*local_blocks=*/2, /*local_window=*/6);
+  ASSERT_EQ(m.num_groups(), 2);
+  ASSERT_TRUE(m.AllocateSlots(1, 8).has_value());  // 2 + 2 blocks
+  EXPECT_EQ(m.pool(kLocalGroup).num_free(), 0);
+  // The full group has room, the local one not: nothing changes.
+  EXPECT_FALSE(m.AllocateSlots(2, 4).has_value());
+  EXPECT_FALSE(m.Has(2));
+  EXPECT_EQ(m.pool().num_free(), 6);
+  EXPECT_FALSE(m.AllocateSlots(1, 1).has_value());
+  EXPECT_EQ(m.Table(1)->num_tokens, 8);
+  EXPECT_EQ(m.Table(1, kLocalGroup)->num_tokens, 8);
+  // Next query at 8 sees 3..8: local block 0 (0..3) is still visible; at
+  // 10 (sees 5..10) it is dead and comes back to the local pool only.
+  EXPECT_EQ(m.ReleaseOutsideWindow(1, 8), 0);
+  EXPECT_EQ(m.ReleaseOutsideWindow(1, 10), 1);
+  EXPECT_EQ(m.Table(1, kLocalGroup)->blocks[0], kNullBlock);
+  EXPECT_NE(m.Table(1)->blocks[0], kNullBlock);
+  auto a = m.AllocateSlots(1, 4);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->start_pos, 8);
+  EXPECT_EQ(m.Table(1, kLocalGroup)->blocks.size(), 3u);
+  const BlockPoolStats st = m.stats();
+  EXPECT_EQ(st.num_blocks, 10);
+  EXPECT_EQ(st.num_used, 3 + 2);
+  EXPECT_TRUE(m.CheckInvariants().ok());
+  m.Free(1);
+  EXPECT_EQ(m.stats().num_free, 10);
+  EXPECT_TRUE(m.CheckInvariants().ok());
+}
+
+TEST(KvCacheManagerTest, CopyOnWriteInBothGroups) {
+  KvCacheManager m = Make(8, 4, 0, 8, 16);
+  ASSERT_TRUE(m.AllocateSlots(1, 6).has_value());
+  ASSERT_TRUE(m.Fork(1, 2).ok());
+  auto a = m.AllocateSlots(2, 1);
+  ASSERT_TRUE(a.has_value());
+  ASSERT_EQ(a->copies.size(), 2u);
+  EXPECT_EQ(a->copies[0].group, kFullGroup);
+  EXPECT_EQ(a->copies[1].group, kLocalGroup);
+  EXPECT_EQ(a->copies[1].src, m.Table(1, kLocalGroup)->blocks[1]);
+  EXPECT_EQ(a->copies[1].dst, m.Table(2, kLocalGroup)->blocks[1]);
+  EXPECT_TRUE(m.CheckInvariants().ok());
+  m.Free(1);
+  m.Free(2);
+  EXPECT_EQ(m.stats().num_used, 0);
+}
+
+// vLLM's sliding-window hit: the local group only needs the blocks covering
+// the last window - 1 tokens of the prefix; without them the hit shrinks.
+TEST(KvCacheManagerTest, PrefixHitNeedsLocalBlocksInTheWindow) {
+  KvCacheManager m = Make(32, 4, 0, /*local_blocks=*/8, /*local_window=*/6);
+  const std::vector<TokenId> prompt = Tokens(100, 24);  // 6 blocks
+  ASSERT_TRUE(m.AllocateSlots(1, 24).has_value());
+  m.CommitComputed(1, prompt, 24);
+  EXPECT_EQ(m.ReleaseOutsideWindow(1, 24), 4);  // sees 19..24: blocks 4, 5
+  m.Free(1);  // local LRU: 0 1 2 3 5 4 (released ones first)
+  EXPECT_EQ(m.pool(kLocalGroup).num_idle(), 6);
+  // Another sequence takes the 2 free local blocks and evicts 0, 1, 2.
+  ASSERT_TRUE(m.AllocateSlots(2, 20).has_value());
+  EXPECT_EQ(m.pool(kLocalGroup).stats().evictions, 3);
+
+  // The whole prompt (+1): full group hit of 6 blocks; the local group has
+  // blocks 4 and 5, which cover positions 16..23 ⊇ 19..23.
+  std::vector<TokenId> longer = prompt;
+  longer.push_back(7);
+  PrefixHit hit = m.FindCachedPrefix(longer);
+  EXPECT_EQ(hit.num_tokens, 24);
+  ASSERT_EQ(hit.local_blocks.size(), 6u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(hit.local_blocks[i], kNullBlock);
+  EXPECT_NE(hit.local_blocks[4], kNullBlock);
+  EXPECT_NE(hit.local_blocks[5], kNullBlock);
+  auto a = m.AllocateSlots(3, 1, &hit, 25);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->start_pos, 24);
+  EXPECT_EQ(m.Table(3, kLocalGroup)->num_released, 4);
+  EXPECT_EQ(m.stats().prefix_hit_tokens, 24);
+  EXPECT_TRUE(m.CheckInvariants().ok());
+
+  // A 17-token prompt: the full group holds 4 blocks, but every usable
+  // length needs an evicted local block (e.g. 16 needs blocks 2, 3).
+  PrefixHit short_hit = m.FindCachedPrefix(Tokens(100, 17));
+  EXPECT_EQ(short_hit.num_tokens, 0);
+  EXPECT_TRUE(short_hit.local_blocks.empty());
+  m.Free(2);
+  m.Free(3);
+  EXPECT_EQ(m.stats().num_used, 0);
+  EXPECT_TRUE(m.CheckInvariants().ok());
+}
+
+TEST(KvCacheManagerTest, ConfigValidation) {
+  KvCacheConfig c;
+  EXPECT_TRUE(c.Validate().ok());
+  c.local_num_blocks = 4;  // no window
+  EXPECT_FALSE(c.Validate().ok());
+  c.local_window = 8;
+  EXPECT_TRUE(c.Validate().ok());
+  c.sliding_window = 8;  // both kinds of window
+  EXPECT_FALSE(c.Validate().ok());
+  c = KvCacheConfig();
+  c.num_blocks = 0;
+  EXPECT_FALSE(c.Validate().ok());
+}
+
+TEST(KvCacheManagerTest, MaxBlocksHeld) {
+  KvCacheManager m = Make(8, 4, 0, 8, 6);
+  EXPECT_EQ(m.MaxBlocksHeld(kFullGroup, 100, 8), 25);
+  // Window 6, chunks of 8: positions [s - 5, s + 8) = 13 -> 4 blocks + 1.
+  EXPECT_EQ(m.MaxBlocksHeld(kLocalGroup, 100, 8), 5);
+  EXPECT_EQ(m.MaxBlocksHeld(kLocalGroup, 6, 8), 2);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // bitwise the same logits as running it alone. Every step of the forward
 // pass is per token or a dot of one token row with one weight/cache row
 // (int8 activation quantization is per row too), so the summation order
-// does not depend on the batch and equality is exact.
+// does not depend on the batch and equality is exact, for every KV storage
+// type (f32, f16, q8_0: a row is converted the same way whatever the batch).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -27,13 +28,13 @@ struct Chunk {
 // tokens of different sequences interleaved) and once per sequence alone,
 // and compares the logits of every token.
 void CheckMixedEqualsAlone(const Model& model, const std::vector<std::vector<Chunk>>& steps,
-                           const kernels::KernelTable& table) {
-  SCOPED_TRACE(table.name);
+                           const kernels::KernelTable& table, KvType kv_type) {
+  SCOPED_TRACE(std::string(table.name) + ", KV " + KvTypeName(kv_type));
   const int64_t V = model.config().n_vocab;
   ForwardOptions opts;
   opts.n_threads = 2;
   opts.kernels = &table;
-  auto mixed_kv = ContiguousKvCache::Create(model.config(), 64, 4);
+  auto mixed_kv = ContiguousKvCache::Create(model.config(), 64, 4, kv_type);
   ASSERT_TRUE(mixed_kv.ok());
   std::map<int32_t, std::unique_ptr<ContiguousKvCache>> alone_kv;
   std::map<int32_t, int32_t> length;
@@ -60,7 +61,7 @@ void CheckMixedEqualsAlone(const Model& model, const std::vector<std::vector<Chu
       const Chunk& c = steps[si][ci];
       auto& kv = alone_kv[c.seq];
       if (kv == nullptr) {
-        auto created = ContiguousKvCache::Create(model.config(), 64);
+        auto created = ContiguousKvCache::Create(model.config(), 64, 1, kv_type);
         ASSERT_TRUE(created.ok());
         kv = std::move(*created);
       }
@@ -98,9 +99,13 @@ std::vector<std::vector<Chunk>> Steps(int32_t vocab) {
 }
 
 void CheckModel(const Model& model) {
-  for (kernels::Isa isa : kernels::SupportedIsas()) {
-    CheckMixedEqualsAlone(model, Steps(static_cast<int32_t>(model.config().n_vocab)),
-                          kernels::GetKernels(isa));
+  // Every KV storage type the model's rows fit (Q8_0: multiples of 32).
+  for (KvType type : {KvType::kF32, KvType::kF16, KvType::kQ8_0}) {
+    if (!CheckKvType(type, model.config()).ok()) continue;
+    for (kernels::Isa isa : kernels::SupportedIsas()) {
+      CheckMixedEqualsAlone(model, Steps(static_cast<int32_t>(model.config().n_vocab)),
+                            kernels::GetKernels(isa), type);
+    }
   }
 }
 
