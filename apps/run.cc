@@ -11,6 +11,7 @@
 #include "apps/build_info.h"
 #include "apps/command.h"
 #include "apps/flags.h"
+#include "model/kv_cache.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
 #include "tokenizer/detokenizer.h"
@@ -41,6 +42,7 @@ int RunRun(int argc, char** argv) {
   int64_t top_k = 0, seed = -1, logprobs = -1, ctx = 0;
   int64_t threads = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 4);
   bool echo = true;
+  std::string kv_type_name = "f16";
   flags.String("model", &model_path, "GGUF model file", 'm');
   flags.String("prompt", &prompt, "prompt text", 'p');
   flags.Int("n-predict", &n_predict, "tokens to generate (stops early at end of text)", 'n');
@@ -54,6 +56,7 @@ int RunRun(int argc, char** argv) {
   flags.Int("ctx", &ctx, "context size in tokens; 0 = min(training context, 4096)");
   flags.Int("threads", &threads, "compute threads", 't');
   flags.Bool("echo", &echo, "print the prompt before the generated text");
+  flags.String("kv-type", &kv_type_name, "KV cache storage: f16 (as weft serve), f32 or q8_0");
   std::vector<std::string> args;
   if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
   if (!args.empty()) {
@@ -74,6 +77,12 @@ int RunRun(int argc, char** argv) {
   }
   if (ctx < 0 || ctx > (int64_t{1} << 24)) {
     fprintf(stderr, "weft run: --ctx must be in [0, 16777216]\n");
+    return 2;
+  }
+  const StatusOr<model::KvType> kv_type = model::ParseKvType(kv_type_name);
+  if (!kv_type.ok()) {
+    fprintf(stderr, "weft run: --kv-type must be f32, f16 or q8_0, not '%s'\n",
+            CEscape(kv_type_name).c_str());
     return 2;
   }
 
@@ -134,10 +143,11 @@ int RunRun(int argc, char** argv) {
     return 2;
   }
   const int64_t capacity = std::min<int64_t>(ctx, static_cast<int64_t>(ids.size()) + n_predict);
-  auto kv_or = model::ContiguousKvCache::Create(cfg, static_cast<int32_t>(capacity));
+  auto kv_or = model::ContiguousKvCache::Create(cfg, static_cast<int32_t>(capacity),
+                                                /*max_seqs=*/1, *kv_type);
   if (!kv_or.ok()) {
     fprintf(stderr, "weft run: %s\n", kv_or.status().message().c_str());
-    return 1;
+    return kv_or.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
   model::KvCache* kv = kv_or->get();
   model::ForwardOptions fopts;

@@ -18,6 +18,7 @@
 #include "apps/build_info.h"
 #include "apps/command.h"
 #include "apps/flags.h"
+#include "model/kv_cache.h"
 #include "server/model_backend.h"
 #include "server/server.h"
 #include "util/log.h"
@@ -108,7 +109,7 @@ int RunServe(int argc, char** argv) {
   flags.SetEnvPrefix("WEFT");
   std::string model_path = WEFT_DEFAULT_MODEL;
   std::string host = "127.0.0.1", api_key, kv_memory = "512M";
-  std::string chat_template_path, model_id;
+  std::string chat_template_path, model_id, kv_type = "f16";
   int64_t port = 8080, max_seqs = 32, max_batched_tokens = 1024;
   int64_t prefill_chunk = 512, max_queue = 256, threads = 0, ctx = 0;
   double drain_timeout = 30.0;
@@ -121,6 +122,7 @@ int RunServe(int argc, char** argv) {
   flags.Int("max-seqs", &max_seqs, "sequences generated at once");
   flags.Int("max-batched-tokens", &max_batched_tokens, "tokens per engine pass");
   flags.Int("prefill-chunk", &prefill_chunk, "prompt tokens per sequence per pass; 0 = no cap");
+  flags.String("kv-type", &kv_type, "KV cache storage: f16, f32 or q8_0 (q8_0 needs head sizes that are multiples of 32)");
   flags.String("kv-memory", &kv_memory, "KV cache size: bytes (512M, 2G) or a fraction of free memory (0.2)");
   flags.Int("max-queue", &max_queue, "waiting requests before 429; 0 = unlimited");
   flags.Int("threads", &threads, "compute threads; 0 = all cores", 't');
@@ -147,7 +149,11 @@ int RunServe(int argc, char** argv) {
   if (!(drain_timeout >= 0 && drain_timeout <= 86400)) {
     return Fail(2, "--drain-timeout must be in [0, 86400] seconds");
   }
+  if (!model::ParseKvType(kv_type).ok()) {
+    return Fail(2, "--kv-type must be f32, f16 or q8_0, not '" + CEscape(kv_type) + "'");
+  }
   server::ModelBackendConfig mc;
+  mc.kv_type = kv_type;
   std::string error;
   if (!ParseKvMemory(kv_memory, &mc.kv_bytes, &error)) return Fail(2, error);
   if (!chat_template_path.empty()) {
@@ -200,10 +206,13 @@ int RunServe(int argc, char** argv) {
       kv_memory.c_str(), drain_timeout, summary.chat_template.c_str(),
       api_key.empty() ? "off" : "on", log_prompts ? "on" : "off",
       no_prefix_caching ? "off" : "on");
-  LOG(INFO) << StrFormat("kv cache: %lld blocks of %d tokens (%lld tokens), %s",
-                         (long long)summary.kv_blocks, mc.kv_block_size,
-                         (long long)(summary.kv_blocks * mc.kv_block_size),
-                         HumanBytes(static_cast<double>(summary.kv_bytes)).c_str());
+  LOG(INFO) << StrFormat(
+      "kv cache (%s): %lld blocks + %lld sliding-window blocks of %d tokens "
+      "(%lld tokens of full context), %s",
+      summary.kv_type.c_str(), (long long)summary.kv_blocks,
+      (long long)summary.kv_local_blocks, mc.kv_block_size,
+      (long long)(summary.kv_blocks * mc.kv_block_size),
+      HumanBytes(static_cast<double>(summary.kv_bytes)).c_str());
 
   server::ServerConfig sc;
   sc.host = host;
