@@ -1,5 +1,6 @@
 #include "engine/engine.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "util/log.h"
@@ -29,21 +30,50 @@ std::optional<RequestEvent> EventChannel::Pop(int timeout_ms) {
   return ev;
 }
 
+namespace {
+
+double Ms(std::chrono::steady_clock::time_point a,
+          std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Engine>> Engine::Create(
     const SchedulerConfig& config, const kv::KvCacheConfig& kv_config,
-    std::unique_ptr<Executor> executor) {
+    std::unique_ptr<Executor> executor, const EngineOptions& options) {
   if (executor == nullptr) return InvalidArgumentError("no executor");
   ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
                    Scheduler::Create(config, kv_config));
-  return std::unique_ptr<Engine>(
-      new Engine(std::move(scheduler), std::move(executor)));
+  std::unique_ptr<TraceWriter> trace;
+  if (!options.trace_path.empty()) {
+    ASSIGN_OR_RETURN(trace,
+                     TraceWriter::Open(options.trace_path, options.trace_append));
+    TraceStart ts;
+    ts.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+    ts.max_batched_tokens = config.max_batched_tokens;
+    ts.prefill_chunk = config.prefill_chunk;
+    ts.max_seqs = config.max_seqs;
+    trace->AddStart(ts);
+    trace->Flush();
+  }
+  return std::unique_ptr<Engine>(new Engine(
+      std::move(scheduler), std::move(executor), std::move(trace)));
 }
 
 Engine::Engine(std::unique_ptr<Scheduler> scheduler,
-               std::unique_ptr<Executor> executor)
-    : executor_(std::move(executor)), scheduler_(std::move(scheduler)) {
+               std::unique_ptr<Executor> executor,
+               std::unique_ptr<TraceWriter> trace)
+    : executor_(std::move(executor)),
+      scheduler_(std::move(scheduler)),
+      trace_(std::move(trace)),
+      tracing_(trace_ != nullptr) {
   loop_ = std::thread([this] { Loop(); });
 }
+
+double Engine::NowMs() const { return Ms(start_, Clock::now()); }
 
 Engine::~Engine() {
   {
@@ -66,6 +96,12 @@ Status Engine::Submit(RequestSpec spec, EventCallback on_event) {
     }
     RETURN_IF_ERROR(scheduler_->Submit(std::move(spec)));
     callbacks_[id] = std::move(on_event);
+    if (tracing_) {
+      RequestTrace& t = traces_[id];
+      t = RequestTrace();
+      t.id = id;
+      t.queued_ms = NowMs();
+    }
   }
   work_cv_.notify_one();
   return OkStatus();
@@ -100,11 +136,36 @@ kv::BlockPoolStats Engine::kv_stats() {
   return scheduler_->kv().pool().stats();
 }
 
+EngineStats Engine::loop_stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return loop_stats_;
+}
+
 std::vector<Engine::Delivery> Engine::TakeDeliveries() {
   std::vector<Delivery> out;
+  const double now = tracing_ ? NowMs() : 0;
   for (RequestEvent& ev : scheduler_->TakeEvents()) {
     auto it = callbacks_.find(ev.id);
     if (it == callbacks_.end()) continue;
+    if (tracing_) {
+      auto t = traces_.find(ev.id);
+      if (t != traces_.end()) {
+        RequestTrace& rec = t->second;
+        if (!ev.new_tokens.empty() && rec.first_token_ms < 0) {
+          rec.first_token_ms = now;
+        }
+        rec.token_ms.insert(rec.token_ms.end(), ev.new_tokens.size(), now);
+        if (ev.finished) {
+          rec.finished_ms = now;
+          rec.prompt_tokens = ev.num_prompt_tokens;
+          rec.cached_tokens = ev.num_cached_tokens;
+          rec.generated_tokens = ev.num_output_tokens;
+          rec.finish = FinishReasonName(ev.reason).data();
+          done_traces_.push_back(std::move(rec));
+          traces_.erase(t);
+        }
+      }
+    }
     if (ev.finished) {
       out.emplace_back(std::move(it->second), std::move(ev));
       callbacks_.erase(it);
@@ -114,6 +175,41 @@ std::vector<Engine::Delivery> Engine::TakeDeliveries() {
   }
   pending_events_ = false;
   return out;
+}
+
+void Engine::NotePlan(const StepPlan& plan, PassTrace* pass) {
+  const double now = tracing_ ? NowMs() : 0;
+  pass->step = plan.step;
+  pass->seqs = static_cast<int>(plan.seqs.size());
+  pass->tokens = plan.num_batched_tokens;
+  pass->budget = scheduler_->config().max_batched_tokens;
+  pass->preempted = static_cast<int>(plan.preempted.size());
+  for (const ScheduledSeq& s : plan.seqs) {
+    // A decode: one token past the prompt that completes the sequence (the
+    // scheduler's own test: only the last token is uncomputed).
+    if (s.num_new_tokens == 1 && s.needs_logits &&
+        s.start_pos >= s.num_prompt_tokens) {
+      ++pass->decode;
+    } else {
+      ++pass->prefill_seqs;
+      pass->prefill_tokens += s.num_new_tokens;
+    }
+    if (s.admitted) ++pass->admitted;
+    if (tracing_ && s.admitted) {
+      auto t = traces_.find(s.id);
+      if (t != traces_.end() && t->second.scheduled_ms < 0) {
+        t->second.scheduled_ms = now;
+      }
+    }
+  }
+  if (tracing_) {
+    for (RequestId id : plan.preempted) {
+      auto t = traces_.find(id);
+      if (t != traces_.end()) ++t->second.preemptions;
+    }
+  }
+  pass->running = scheduler_->num_running();
+  pass->waiting = scheduler_->num_waiting();
 }
 
 void Engine::Deliver(std::vector<Delivery>& out) {
@@ -131,16 +227,30 @@ void Engine::Loop() {
     });
     if (stop_) break;
     busy_ = true;
+    const Clock::time_point t0 = Clock::now();
+    PassTrace pass;
+    pass.t_ms = Ms(start_, t0);
     StepPlan plan = scheduler_->Schedule();
     std::vector<Delivery> out = TakeDeliveries();
+    if (!plan.empty()) NotePlan(plan, &pass);
+    const Clock::time_point t1 = Clock::now();
+    pass.schedule_ms = Ms(t0, t1);
     if (!plan.empty()) {
       lock.unlock();
       Deliver(out);
+      const Clock::time_point t2 = Clock::now();
+      pass.emit_ms = Ms(t1, t2);
       StatusOr<std::vector<SampledToken>> sampled = executor_->Execute(plan);
+      const Clock::time_point t3 = Clock::now();
+      pass.execute_ms = Ms(t2, t3);
+      const ExecuteTimes times = executor_->LastExecuteTimes();
+      pass.forward_ms = times.forward_ms;
+      pass.sample_ms = times.sample_ms;
       lock.lock();
       if (sampled.ok()) {
         scheduler_->Update(plan, *sampled);
       } else {
+        pass.ok = false;
         LOG(ERROR) << "step " << plan.step
                    << " failed: " << sampled.status().ToString();
         for (const ScheduledSeq& s : plan.seqs) {
@@ -149,10 +259,43 @@ void Engine::Loop() {
         }
       }
       out = TakeDeliveries();
+      pass.update_ms = Ms(t3, Clock::now());
+      for (const Delivery& d : out) pass.finished += d.second.finished ? 1 : 0;
     }
+    std::vector<RequestTrace> done;
+    done.swap(done_traces_);
     lock.unlock();
+    const Clock::time_point t4 = Clock::now();
     Deliver(out);
+    const Clock::time_point t5 = Clock::now();
+    pass.emit_ms += Ms(t4, t5);
+    if (trace_ != nullptr) {
+      if (!plan.empty()) trace_->AddPass(pass);
+      for (const RequestTrace& r : done) trace_->AddRequest(r);
+      trace_->Flush();
+    }
+    const Clock::time_point t6 = Clock::now();
     lock.lock();
+    EngineStats& st = loop_stats_;
+    if (!plan.empty()) {
+      ++st.num_passes;
+      st.num_failed_passes += pass.ok ? 0 : 1;
+      st.num_decode_tokens += pass.decode;
+      st.num_prefill_tokens += pass.prefill_tokens;
+      st.num_admitted += pass.admitted;
+      st.num_preempted += pass.preempted;
+      st.schedule_ms += pass.schedule_ms;
+      st.execute_ms += pass.execute_ms;
+      st.forward_ms += std::max(0.0, pass.forward_ms);
+      st.sample_ms += std::max(0.0, pass.sample_ms);
+      st.update_ms += pass.update_ms;
+    }
+    st.emit_ms += pass.emit_ms;
+    if (trace_ != nullptr) {
+      st.trace_ms += Ms(t5, t6);
+      st.trace_lines = trace_->lines();
+      st.trace_failed = trace_->failed();
+    }
     busy_ = false;
     if (plan.empty() && scheduler_->HasWork() && !pending_events_ && !stop_) {
       // Cannot happen by the scheduler's design; do not spin if it does.
@@ -166,10 +309,16 @@ void Engine::Loop() {
   for (const auto& [id, cb] : callbacks_) live.push_back(id);
   for (RequestId id : live) (void)scheduler_->Abort(id);
   std::vector<Delivery> out = TakeDeliveries();
+  std::vector<RequestTrace> done;
+  done.swap(done_traces_);
   busy_ = false;
   idle_cv_.notify_all();
   lock.unlock();
   Deliver(out);
+  if (trace_ != nullptr) {
+    for (const RequestTrace& r : done) trace_->AddRequest(r);
+    trace_->Flush();
+  }
 }
 
 }  // namespace weft::engine

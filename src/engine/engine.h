@@ -8,14 +8,23 @@
 // submissions and aborts never wait for a forward pass. A request aborted
 // during a pass has its blocks freed at once; nothing reuses them before
 // the pass ends, because only the loop allocates.
+//
+// Observability: the loop times its phases (schedule, execute = forward +
+// sample, update, emit) and counts decode and prefill tokens per pass;
+// loop_stats() has the running totals. With EngineOptions::trace_path it
+// also writes a JSON-lines trace of every pass and every request
+// (engine/trace.h, docs/trace.md), buffered and flushed once per loop
+// iteration outside the lock.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -23,6 +32,7 @@
 
 #include "engine/executor.h"
 #include "engine/scheduler.h"
+#include "engine/trace.h"
 
 namespace weft::engine {
 
@@ -42,12 +52,49 @@ class EventChannel {
   std::deque<RequestEvent> q_;
 };
 
+// Engine options beyond the scheduling policy.
+struct EngineOptions {
+  // JSON-lines trace of every pass and request (docs/trace.md); empty = off.
+  std::string trace_path;
+  // Append to trace_path instead of truncating it (several runs, one file).
+  bool trace_append = false;
+};
+
+// Totals since the engine started (loop_stats()). Means: total / passes.
+struct EngineStats {
+  int64_t num_passes = 0;          // non-empty plans executed
+  int64_t num_failed_passes = 0;   // the executor returned an error
+  int64_t num_decode_tokens = 0;   // single-token decodes fed
+  int64_t num_prefill_tokens = 0;  // prompt/recompute tokens fed
+  int64_t num_admitted = 0;        // sequences (re)admitted to running
+  int64_t num_preempted = 0;       // preemptions
+  double schedule_ms = 0;          // Scheduler::Schedule + taking events
+  double execute_ms = 0;           // Executor::Execute
+  double forward_ms = 0;           // of execute, when the executor reports
+  double sample_ms = 0;            // of execute, when the executor reports
+  double update_ms = 0;            // Scheduler::Update + taking events
+  double emit_ms = 0;              // event callbacks
+  double trace_ms = 0;             // formatting and writing the trace
+  int64_t trace_lines = 0;         // trace records written
+  bool trace_failed = false;       // the trace hit a write error
+
+  double Mean(double total_ms) const {
+    return num_passes > 0 ? total_ms / static_cast<double>(num_passes) : 0;
+  }
+};
+
 class Engine {
  public:
-  // Starts the step loop.
+  // Starts the step loop. Errors: invalid config, or the trace file cannot
+  // be opened.
   static StatusOr<std::unique_ptr<Engine>> Create(
       const SchedulerConfig& config, const kv::KvCacheConfig& kv_config,
-      std::unique_ptr<Executor> executor);
+      std::unique_ptr<Executor> executor, const EngineOptions& options);
+  static StatusOr<std::unique_ptr<Engine>> Create(
+      const SchedulerConfig& config, const kv::KvCacheConfig& kv_config,
+      std::unique_ptr<Executor> executor) {
+    return Create(config, kv_config, std::move(executor), EngineOptions());
+  }
   // Aborts what is still live (callbacks see kAborted) and joins the loop.
   ~Engine();
   Engine(const Engine&) = delete;
@@ -65,16 +112,26 @@ class Engine {
   void WaitUntilIdle();
   SchedulerStats stats();
   kv::BlockPoolStats kv_stats();
+  // Loop phase times and token counts (totals; see EngineStats::Mean).
+  EngineStats loop_stats();
 
  private:
+  using Clock = std::chrono::steady_clock;
   Engine(std::unique_ptr<Scheduler> scheduler,
-         std::unique_ptr<Executor> executor);
+         std::unique_ptr<Executor> executor,
+         std::unique_ptr<TraceWriter> trace);
   void Loop();
   using Delivery = std::pair<EventCallback, RequestEvent>;
-  // Takes the scheduler's events with their callbacks. REQUIRES: mu_ held.
+  // Takes the scheduler's events with their callbacks; with tracing, notes
+  // token times and moves finished requests' records to done_traces_.
+  // REQUIRES: mu_ held.
   std::vector<Delivery> TakeDeliveries();
   // Calls the callbacks (loop thread, without mu_).
   static void Deliver(std::vector<Delivery>& out);
+  // Pass counts from the plan; with tracing, notes admissions and
+  // preemptions. REQUIRES: mu_ held.
+  void NotePlan(const StepPlan& plan, PassTrace* pass);
+  double NowMs() const;
 
   std::unique_ptr<Executor> executor_;  // loop thread only
   std::mutex mu_;
@@ -85,6 +142,13 @@ class Engine {
   bool pending_events_ = false;  // guarded by mu_: aborts to deliver
   bool stop_ = false;            // guarded by mu_
   bool busy_ = false;            // guarded by mu_: a pass or delivery runs
+  const Clock::time_point start_ = Clock::now();
+  EngineStats loop_stats_;                      // guarded by mu_
+  std::unique_ptr<TraceWriter> trace_;          // loop thread only
+  bool tracing_ = false;                        // const after construction
+  // Records of live requests, only while tracing. Guarded by mu_.
+  std::unordered_map<RequestId, RequestTrace> traces_;
+  std::vector<RequestTrace> done_traces_;  // guarded by mu_: to write
   std::thread loop_;
 };
 

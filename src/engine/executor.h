@@ -13,6 +13,13 @@
 
 namespace weft::engine {
 
+// How the last Execute call's time splits, for the engine trace. A negative
+// value means the executor does not measure it.
+struct ExecuteTimes {
+  double forward_ms = -1;  // the forward pass (incl. KV copies)
+  double sample_ms = -1;   // token selection over the logits
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -28,6 +35,9 @@ class Executor {
     (void)spec;
     return OkStatus();
   }
+  // The split of the last Execute call's time (loop thread only, right
+  // after Execute). Default: not measured.
+  virtual ExecuteTimes LastExecuteTimes() const { return {}; }
 };
 
 }  // namespace weft::engine

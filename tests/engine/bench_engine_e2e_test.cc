@@ -91,11 +91,30 @@ TEST(BenchEngineE2eTest, PoissonArrivals) {
   EXPECT_NE(r.out.find("5 ok"), std::string::npos) << r.out;
 }
 
+TEST(BenchEngineE2eTest, TraceHasOneRequestRecordPerRequestPerRun) {
+  if (!Exists(Stories())) GTEST_SKIP() << "no " << Stories();
+  const std::string trace = ::testing::TempDir() + "/bench_engine_trace.jsonl";
+  std::remove(trace.c_str());
+  Result r = RunBench("-m '" + Stories() +
+                      "' --num-requests 5 --prompt-len 12 --output-len 3 "
+                      "--concurrency 2 --prefill-chunk 0,5 -t 1 --trace '" +
+                      trace + "'");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const std::string t = ReadAll(trace);
+  EXPECT_EQ(Count(t, "{\"ev\":\"start\""), 2) << t;  // warm-ups untraced
+  EXPECT_EQ(Count(t, "{\"ev\":\"request\""), 10) << t;
+  EXPECT_EQ(Count(t, "\"generated_tokens\":3,"), 10) << t;
+  EXPECT_EQ(Count(t, "\"prefill_chunk\":5,"), 1) << t;
+  EXPECT_EQ(Count(t, "\n"), Count(t, "}\n")) << "partial line: " << t;
+}
+
 TEST(BenchEngineE2eTest, BadUsageExits2) {
   for (const std::string& args :
        {std::string("--concurrency x"), std::string("--num-requests 0"),
         std::string("--max-seqs 8 --max-batched-tokens 4"),
-        std::string("-m /nonexistent.gguf"), std::string("extra-arg")}) {
+        std::string("-m /nonexistent.gguf"), std::string("extra-arg"),
+        std::string("--workload S3"),
+        std::string("--workload S2 --s2-interval -1")}) {
     Result r = RunBench(args);
     EXPECT_EQ(r.rc, 2) << args << ": " << r.err;
     EXPECT_EQ(Count(r.err, "\n"), 1) << args << ": " << r.err;
