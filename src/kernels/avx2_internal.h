@@ -13,6 +13,7 @@ namespace avx2 {
 // Overwrite the entries of `t` they vectorise.
 void FillFloatAndLegacy(KernelTable* t);  // avx2_matmul.cc
 void FillKQuants(KernelTable* t);         // avx2_kquants.cc
+void FillLegacyTiles(KernelTable* t);     // avx2_legacy_tiles.cc (after FillFloatAndLegacy)
 void FillOps(KernelTable* t);             // avx2_ops.cc
 
 }  // namespace avx2

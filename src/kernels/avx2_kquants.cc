@@ -7,6 +7,8 @@
 // Compiled with -mavx2 -mfma -mf16c: reached only through the dispatch table.
 #include <immintrin.h>
 
+#include <cstring>
+
 #include "kernels/avx2_internal.h"
 #include "kernels/simd_x86.h"
 #include "tensor/blocks.h"
@@ -17,16 +19,24 @@ namespace {
 using x86::Fp16;
 using x86::HsumPs;
 
-// The 8 6-bit scales and mins of a Q4_K / Q5_K super-block.
-void ScalesMinsK4(const uint8_t* q, uint8_t* sc, uint8_t* m) {
-  for (int j = 0; j < 4; ++j) {
-    sc[j] = q[j] & 63;
-    m[j] = q[j + 4] & 63;
-  }
-  for (int j = 4; j < 8; ++j) {
-    sc[j] = static_cast<uint8_t>((q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4));
-    m[j] = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-  }
+// The 8 6-bit scales and 8 mins of a Q4_K / Q5_K super-block, as bytes:
+// scales in the low 8 bytes, mins in the high 8 (llama.cpp's kmask
+// unpacking of the 12 packed bytes).
+static inline __m128i ScalesMinsK4(const uint8_t* q) {
+  uint32_t u[4];
+  std::memcpy(u, q, 12);
+  u[3] = ((u[2] >> 4) & 0x0f0f0f0fu) | (((u[1] >> 6) & 0x03030303u) << 4);
+  const uint32_t mins_lo = u[1] & 0x3f3f3f3fu;
+  u[1] = (u[2] & 0x0f0f0f0fu) | (((u[0] >> 6) & 0x03030303u) << 4);
+  u[2] = mins_lo;
+  u[0] &= 0x3f3f3f3fu;
+  return _mm_set_epi32(static_cast<int>(u[3]), static_cast<int>(u[2]),
+                       static_cast<int>(u[1]), static_cast<int>(u[0]));
+}
+
+// Scale j (16 bits) broadcast from 8 int16 scales repeated in both lanes.
+static inline __m256i ScaleK(__m256i sc16, int j) {
+  return _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<int16_t>(0x0100 + 0x0202 * j)));
 }
 
 template <int NC, bool kQ5>
@@ -52,12 +62,11 @@ void DotQ45KN(int64_t k, const void* w, const void* xq, size_t stride, float* ou
       scales = wb->scales, qs = wb->qs, dbits = wb->d, mbits = wb->dmin;
     }
     const float d = Fp16(dbits), dmin = Fp16(mbits);
-    uint8_t sc[8], mn[8];
-    ScalesMinsK4(scales, sc, mn);
+    const __m128i sm = ScalesMinsK4(scales);
+    const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
     // Mins: each m_j against the two 16-sums of its group.
-    alignas(16) uint8_t mdup[16];
-    for (int j = 0; j < 8; ++j) mdup[2 * j] = mdup[2 * j + 1] = mn[j];
-    const __m256i m16 = _mm256_cvtepu8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(mdup)));
+    const __m128i mins = _mm_unpackhi_epi64(sm, sm);
+    const __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins, mins));
     __m256i isum[NC];
     for (int c = 0; c < NC; ++c) isum[c] = _mm256_setzero_si256();
     __m256i hbits = _mm256_setzero_si256();
@@ -71,8 +80,8 @@ void DotQ45KN(int64_t k, const void* w, const void* xq, size_t stride, float* ou
         lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * j), 4), bit));
         hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(hbits, 2 * j + 1), 4), bit));
       }
-      const __m256i s0 = _mm256_set1_epi16(sc[2 * j]);
-      const __m256i s1 = _mm256_set1_epi16(sc[2 * j + 1]);
+      const __m256i s0 = ScaleK(sc16, 2 * j);
+      const __m256i s1 = ScaleK(sc16, 2 * j + 1);
       for (int c = 0; c < NC; ++c) {
         const int8_t* aq = a[c][b].qs + 64 * j;
         const __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(aq)));

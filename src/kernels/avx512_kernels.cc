@@ -266,7 +266,8 @@ void Fill(KernelTable* t, bool bf16) {
     t->matmul[static_cast<int>(f)] = MatMulKernel{act, q, d};
   };
   // Activation quantization stays the AVX2 one (identical bytes).
-  const QuantizeActFn q8 = t->matmul[static_cast<int>(WeightFormat::kQ4_0)].quantize;
+  // (Q8_0's: the AVX2 Q4_0 entry reads pair order, these kernels plain Q8x32.)
+  const QuantizeActFn q8 = t->matmul[static_cast<int>(WeightFormat::kQ8_0)].quantize;
   set(WeightFormat::kQ4_0, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q4_0>::K>);
   set(WeightFormat::kQ5_0, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q5_0>::K>);
   set(WeightFormat::kQ8_0, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q8_0>::K>);

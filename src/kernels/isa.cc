@@ -33,6 +33,7 @@ const KernelTable* Avx2KernelTable() {
     KernelTable t = *ScalarKernelTable();
     t.name = "avx2";
     avx2::FillFloatAndLegacy(&t);
+    avx2::FillLegacyTiles(&t);
     avx2::FillKQuants(&t);
     avx2::FillOps(&t);
     return t;

@@ -44,6 +44,11 @@ enum class ActFormat : int {
   kQ8x32,
   // Q8_K: K/256 BlockQ8_K (float d, int8 qs[256], int16 bsums[16]).
   kQ8K,
+  // Q8x32 with the int8 part in pair order: for blocks 2i and 2i+1 (64
+  // bytes) first elements 0..15 of each, then 16..31 of each, matching a
+  // 256-bit load of two nibble-packed weight blocks. An odd last block is
+  // padded with a zero block. Row: qs[(K/32 + 1) / 2 * 64] | d | ds.
+  kQ8x32Pairs,
 };
 
 // Bytes of one activation row of `k` elements in `fmt`, rounded up to 64.
@@ -54,6 +59,9 @@ static inline size_t ActRowBytes(ActFormat fmt, int64_t k) {
     case ActFormat::kBF16: bytes = static_cast<size_t>((k + 31) / 32 * 32) * 2; break;
     case ActFormat::kQ8x32: bytes = static_cast<size_t>(k / 32) * 40; break;
     case ActFormat::kQ8K: bytes = static_cast<size_t>(k / 256) * 292; break;
+    case ActFormat::kQ8x32Pairs:
+      bytes = static_cast<size_t>((k / 32 + 1) / 2) * 64 + static_cast<size_t>(k / 32) * 8;
+      break;
   }
   return (bytes + 63) / 64 * 64;
 }
@@ -69,10 +77,25 @@ using QuantizeActFn = void (*)(const float* x, void* xq, int64_t k);
 using DotFn = void (*)(int64_t k, const void* w, const void* xq,
                        size_t xq_stride, int nc, float* out);
 
+// The largest register tile: weight rows x activation rows of one TileFn call.
+inline constexpr int kMaxTileRows = 4;
+inline constexpr int kMaxTileCols = 3;
+
+// y[c * y_stride + r] = dot(weight row r, activation row c) for r < nr
+// (1..kMaxTileRows) and c < nc (1..kMaxTileCols); weight row r starts at
+// (const char*)w + r * w_stride, activation row c at (const char*)xq +
+// c * xq_stride. Each output is bitwise what nr = nc = 1 gives for that pair
+// (a row's result never depends on the rows that share the call).
+using TileFn = void (*)(int64_t k, const void* w, size_t w_stride, int nr,
+                        const void* xq, size_t xq_stride, int nc, float* y,
+                        size_t y_stride);
+
 struct MatMulKernel {
   ActFormat act = ActFormat::kF32;  // what `quantize` produces
   QuantizeActFn quantize = nullptr;  // null when act is kF32
   DotFn dot = nullptr;
+  // Register-tiled kernel; null: MatMul uses `dot` (one weight row at a time).
+  TileFn tile = nullptr;
 };
 
 struct KernelTable {

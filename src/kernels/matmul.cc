@@ -56,68 +56,180 @@ WeightFormat ToWeightFormat(GgmlType type) {
 
 void MatMul(const MatMulArgs& args) { MatMul(Kernels(), args); }
 
-void MatMul(const KernelTable& table, const MatMulArgs& a) {
+void MatMul(const KernelTable& table, const MatMulArgs& a) { MatMulMany(table, &a, 1); }
+
+void MatMulMany(const MatMulArgs* args, int count) { MatMulMany(Kernels(), args, count); }
+
+namespace {
+
+// One validated product of a MatMulMany call.
+struct Product {
+  const MatMulKernel* kern = nullptr;
+  const char* w = nullptr;
+  size_t w_stride = 0;
+  const float* x = nullptr;
+  int64_t x_stride = 0;
+  const char* xq = nullptr;  // activations in kern->act (set after quantizing)
+  size_t xq_stride = 0;
+  float* y = nullptr;
+  int64_t y_stride = 0;
+  int64_t m = 0, n = 0, k = 0;
+  int share = -1;            // index of an earlier product with the same xq
+  int64_t rows = 0;          // weight rows per task
+  int64_t n_blocks = 0;      // tasks
+};
+
+// Checks `a` and fills *p; false when there is nothing to compute (empty
+// shapes; K = 0 writes zeros).
+bool Prepare(const KernelTable& table, const MatMulArgs& a, Product* p) {
   CHECK(a.m >= 0 && a.n >= 0 && a.k >= 0) << a.m << "x" << a.n << "x" << a.k;
   const GgmlTypeTraits& traits = TypeTraits(a.w_type);
   const MatMulKernel& kern = table.matmul[static_cast<int>(ToWeightFormat(a.w_type))];
   CHECK_EQ(a.k % traits.block_size, 0) << "K must be a multiple of the "
                                        << traits.name << " block";
-  if (a.m == 0 || a.n == 0) return;
+  if (a.m == 0 || a.n == 0) return false;
   const size_t row_bytes = static_cast<size_t>(a.k / traits.block_size) *
                            static_cast<size_t>(traits.type_size);
-  const size_t w_stride = a.w_row_bytes == 0 ? row_bytes : a.w_row_bytes;
-  const int64_t x_stride = a.x_row_stride == 0 ? a.k : a.x_row_stride;
-  const int64_t y_stride = a.y_row_stride == 0 ? a.n : a.y_row_stride;
-  CHECK(w_stride >= row_bytes && x_stride >= a.k && y_stride >= a.n);
+  p->kern = &kern;
+  p->w = static_cast<const char*>(a.w);
+  p->w_stride = a.w_row_bytes == 0 ? row_bytes : a.w_row_bytes;
+  p->x = a.x;
+  p->x_stride = a.x_row_stride == 0 ? a.k : a.x_row_stride;
+  p->y = a.y;
+  p->y_stride = a.y_row_stride == 0 ? a.n : a.y_row_stride;
+  p->m = a.m;
+  p->n = a.n;
+  p->k = a.k;
+  CHECK(p->w_stride >= row_bytes && p->x_stride >= a.k && p->y_stride >= a.n);
   CHECK(a.w != nullptr && a.x != nullptr && a.y != nullptr);
   if (a.k == 0) {
-    for (int64_t r = 0; r < a.m; ++r) std::fill_n(a.y + r * y_stride, a.n, 0.0f);
+    for (int64_t r = 0; r < a.m; ++r) std::fill_n(a.y + r * p->y_stride, a.n, 0.0f);
+    return false;
+  }
+  p->xq = reinterpret_cast<const char*>(a.x);
+  p->xq_stride = static_cast<size_t>(p->x_stride) * sizeof(float);
+  if (kern.act != ActFormat::kF32) p->xq_stride = ActRowBytes(kern.act, a.k);
+  return true;
+}
+
+// Weight rows [blk * rows, ...) of `p` against all of its M rows: register
+// tiles (or kMaxDotCols rows per dot call). A block stays in L1/L2 while
+// the M rows stream past it.
+void RunBlock(const Product& p, int64_t blk) {
+  const int64_t r0 = blk * p.rows, r1 = std::min(p.n, r0 + p.rows);
+  const MatMulKernel& kern = *p.kern;
+  if (kern.tile != nullptr) {
+    for (int64_t c0 = 0; c0 < p.m; c0 += kMaxTileCols) {
+      const int nc = static_cast<int>(std::min<int64_t>(kMaxTileCols, p.m - c0));
+      const char* xc = p.xq + static_cast<size_t>(c0) * p.xq_stride;
+      for (int64_t r = r0; r < r1; r += kMaxTileRows) {
+        const int nr = static_cast<int>(std::min<int64_t>(kMaxTileRows, r1 - r));
+        kern.tile(p.k, p.w + static_cast<size_t>(r) * p.w_stride, p.w_stride, nr, xc,
+                  p.xq_stride, nc, p.y + c0 * p.y_stride + r, static_cast<size_t>(p.y_stride));
+      }
+    }
     return;
   }
-  ThreadPool* pool = a.pool;
-  const int n_threads = pool != nullptr ? pool->num_threads() : 1;
+  float out[kMaxDotCols];
+  for (int64_t c0 = 0; c0 < p.m; c0 += kMaxDotCols) {
+    const int nc = static_cast<int>(std::min<int64_t>(kMaxDotCols, p.m - c0));
+    const char* xc = p.xq + static_cast<size_t>(c0) * p.xq_stride;
+    for (int64_t r = r0; r < r1; ++r) {
+      kern.dot(p.k, p.w + static_cast<size_t>(r) * p.w_stride, xc, p.xq_stride, nc, out);
+      for (int c = 0; c < nc; ++c) p.y[(c0 + c) * p.y_stride + r] = out[c];
+    }
+  }
+}
 
-  // 1. Activations in the kernel's format.
-  const void* xq = a.x;
-  size_t xq_stride = static_cast<size_t>(x_stride) * sizeof(float);
-  if (kern.act != ActFormat::kF32) {
-    xq_stride = ActRowBytes(kern.act, a.k);
-    MatMulScratch* scratch = a.scratch;
+}  // namespace
+
+void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
+  CHECK(count >= 0 && count <= kMaxMatMulGroup) << count;
+  if (count == 0) return;
+  ThreadPool* pool = args[0].pool;
+  const int n_threads = pool != nullptr ? pool->num_threads() : 1;
+  Product prods[kMaxMatMulGroup];
+  int n_live = 0;
+  for (int i = 0; i < count; ++i) {
+    CHECK(args[i].pool == pool) << "MatMulMany: products must share the pool";
+    if (Prepare(table, args[i], &prods[n_live])) ++n_live;
+  }
+  if (n_live == 0) return;
+
+  // 1. Activations in each kernel's format, once per distinct (X, format).
+  size_t offsets[kMaxMatMulGroup] = {};
+  size_t total = 0;
+  for (int i = 0; i < n_live; ++i) {
+    Product& p = prods[i];
+    if (p.kern->act == ActFormat::kF32) continue;
+    for (int j = 0; j < i && p.share < 0; ++j) {
+      const Product& q = prods[j];
+      if (q.share < 0 && q.kern->act == p.kern->act && q.x == p.x && q.k == p.k &&
+          q.m == p.m && q.x_stride == p.x_stride) {
+        p.share = j;
+      }
+    }
+    if (p.share >= 0) continue;
+    offsets[i] = total;
+    total += p.xq_stride * static_cast<size_t>(p.m);
+  }
+  if (total > 0) {
+    MatMulScratch* scratch = args[0].scratch;
     if (scratch == nullptr) {
       thread_local MatMulScratch tls;
       scratch = &tls;
     }
-    char* buf = static_cast<char*>(scratch->Get(xq_stride * static_cast<size_t>(a.m)));
-    auto quantize = [&](int64_t r, int) {
-      kern.quantize(a.x + r * x_stride, buf + static_cast<size_t>(r) * xq_stride, a.k);
-    };
-    if (pool != nullptr && a.m >= 4 * n_threads) {
-      pool->ParallelFor(a.m, quantize);
-    } else {
-      for (int64_t r = 0; r < a.m; ++r) quantize(r, 0);
+    char* buf = static_cast<char*>(scratch->Get(total));
+    int64_t n_rows = 0;
+    int64_t first_row[kMaxMatMulGroup + 1];
+    int owners[kMaxMatMulGroup];
+    int n_owners = 0;
+    for (int i = 0; i < n_live; ++i) {
+      Product& p = prods[i];
+      if (p.kern->act == ActFormat::kF32 || p.share >= 0) continue;
+      p.xq = buf + offsets[i];
+      owners[n_owners] = i;
+      first_row[n_owners++] = n_rows;
+      n_rows += p.m;
     }
-    xq = buf;
+    first_row[n_owners] = n_rows;
+    auto quantize = [&](int64_t row, int) {
+      int o = 0;
+      while (row >= first_row[o + 1]) ++o;
+      const Product& p = prods[owners[o]];
+      const int64_t r = row - first_row[o];
+      char* dst = const_cast<char*>(p.xq) + static_cast<size_t>(r) * p.xq_stride;
+      p.kern->quantize(p.x + r * p.x_stride, dst, p.k);
+    };
+    if (pool != nullptr && n_rows >= 4 * n_threads) {
+      pool->ParallelFor(n_rows, quantize);
+    } else {
+      for (int64_t r = 0; r < n_rows; ++r) quantize(r, 0);
+    }
+    for (int i = 0; i < n_live; ++i) {
+      if (prods[i].share >= 0) prods[i].xq = prods[prods[i].share].xq;
+    }
   }
 
-  // 2. Blocks of weight rows; for each, all M rows in groups of kMaxDotCols.
-  // Blocks are small enough to give every thread several (load balance) and
-  // to keep a block in L1/L2 while the M rows stream past it.
+  // 2. One parallel region over the weight-row blocks of every product.
+  // Blocks are small enough to give every thread several (load balance).
+  int64_t n_total = 0;
+  for (int i = 0; i < n_live; ++i) n_total += prods[i].n;
   int64_t rows = 16;
-  while (rows > 1 && (a.n + rows - 1) / rows < 4 * n_threads) rows /= 2;
-  const int64_t n_blocks = (a.n + rows - 1) / rows;
-  const char* w = static_cast<const char*>(a.w);
-  const char* xqc = static_cast<const char*>(xq);
+  while (rows > 1 && n_total / rows < 4 * n_threads) rows /= 2;
+  int64_t first_block[kMaxMatMulGroup + 1];
+  int64_t n_blocks = 0;
+  for (int i = 0; i < n_live; ++i) {
+    prods[i].rows = rows;
+    prods[i].n_blocks = (prods[i].n + rows - 1) / rows;
+    first_block[i] = n_blocks;
+    n_blocks += prods[i].n_blocks;
+  }
+  first_block[n_live] = n_blocks;
   auto task = [&](int64_t blk, int) {
-    const int64_t r0 = blk * rows, r1 = std::min(a.n, r0 + rows);
-    float out[kMaxDotCols];
-    for (int64_t c0 = 0; c0 < a.m; c0 += kMaxDotCols) {
-      const int nc = static_cast<int>(std::min<int64_t>(kMaxDotCols, a.m - c0));
-      const char* xc = xqc + static_cast<size_t>(c0) * xq_stride;
-      for (int64_t r = r0; r < r1; ++r) {
-        kern.dot(a.k, w + static_cast<size_t>(r) * w_stride, xc, xq_stride, nc, out);
-        for (int c = 0; c < nc; ++c) a.y[(c0 + c) * y_stride + r] = out[c];
-      }
-    }
+    int i = 0;
+    while (blk >= first_block[i + 1]) ++i;
+    RunBlock(prods[i], blk - first_block[i]);
   };
   if (pool != nullptr) {
     pool->ParallelFor(n_blocks, task);

@@ -7,8 +7,11 @@
 // wants (int8 Q8x32 for Q4_0/Q5_0/Q8_0, Q8_K for the K-quants, float for
 // F32/F16, bf16 for BF16 on AVX512_BF16), then N is split into blocks of
 // weight rows handed out to the pool's threads; for each weight block every
-// M row is processed while the block is in cache, up to kMaxDotCols rows
-// per kernel call (each weight block is decoded once for all of them).
+// M row is processed while the block is in cache, in register tiles of up to
+// kMaxTileRows weight rows x kMaxTileCols activation rows where the table
+// has a tile kernel (else kMaxDotCols activation rows per dot call; each
+// weight block is decoded once for all of them). A row's result never
+// depends on M, N or the thread count (kernel_table.h's bitwise contract).
 //
 // Thread safety: MatMul is reentrant; concurrent calls need distinct pools
 // (or none) and distinct scratch (or the default thread-local one).
@@ -66,5 +69,17 @@ WeightFormat ToWeightFormat(GgmlType type);
 void MatMul(const MatMulArgs& args);
 // Same with an explicit table (tests, benchmarks).
 void MatMul(const KernelTable& table, const MatMulArgs& args);
+
+// The most products of one MatMulMany call.
+inline constexpr int kMaxMatMulGroup = 4;
+
+// `count` (<= kMaxMatMulGroup) independent products in one parallel region
+// (one fork-join instead of `count`), e.g. the Q, K and V projections of a
+// layer. Products with the same X (pointer, M, K, stride) and activation
+// format share one conversion of X. Every product must name the same pool;
+// the first product's scratch is used. Results are bitwise those of
+// separate MatMul calls. Y of one product must not alias X or Y of another.
+void MatMulMany(const MatMulArgs* args, int count);
+void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count);
 
 }  // namespace weft::kernels

@@ -16,6 +16,7 @@
 // bitwise identical to running each alone.
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 #include "kernels/isa.h"
@@ -77,39 +78,57 @@ void ForEach(const Ctx& cx, int64_t n, Fn&& fn) {
   }
 }
 
-// y[m, :] = x[m, :] W^T: the kernels' MatMul for the formats it supports,
-// else (or with float_activations) rows dequantized by the reference decoder
-// and dotted in float32 with the table's dot_f32.
-// x: [m, W.cols], y: [m, W.rows].
-void Linear(const Ctx& cx, const WeightMatrix& w, const float* x, int64_t m,
-            float* y) {
-  if (kernels::MatMulSupports(w.type) &&
-      (!cx.float_activations || w.type == GgmlType::kF32)) {
-    kernels::MatMulArgs a;
-    a.w_type = w.type;
-    a.w = w.data;
-    a.w_row_bytes = w.row_bytes;
-    a.x = x;
-    a.y = y;
-    a.m = m;
-    a.n = w.rows;
-    a.k = w.cols;
-    a.pool = cx.pool;
-    a.scratch = &cx.s.matmul;
-    kernels::MatMul(cx.kt, a);
-    return;
-  }
-  constexpr int64_t kRows = 16;
-  for (auto& d : cx.s.decoded) d.resize(static_cast<size_t>(w.cols));
-  ForEach(cx, (w.rows + kRows - 1) / kRows, [&](int64_t blk, int thread) {
-    float* row = cx.s.decoded[thread].data();
-    for (int64_t r = blk * kRows; r < std::min(w.rows, (blk + 1) * kRows); ++r) {
-      DecodeRow(w, r, row);
-      for (int64_t t = 0; t < m; ++t) {
-        y[t * w.rows + r] = cx.kt.dot_f32(x + t * w.cols, row, w.cols);
-      }
+// One product y[m, :] = x[m, :] W^T of a LinearGroup. x: [m, W.cols],
+// y: [m, W.rows].
+struct LinearOp {
+  const WeightMatrix* w;
+  const float* x;
+  float* y;
+};
+
+// The products in one parallel region (kernels::MatMulMany: the ones with
+// the same x quantize it once) for the formats the kernels support, else
+// (or with float_activations) rows dequantized by the reference decoder and
+// dotted in float32 with the table's dot_f32. Results are bitwise those of
+// one call per product.
+void LinearGroup(const Ctx& cx, std::initializer_list<LinearOp> ops, int64_t m) {
+  kernels::MatMulArgs args[kernels::kMaxMatMulGroup];
+  int n = 0;
+  for (const LinearOp& op : ops) {
+    const WeightMatrix& w = *op.w;
+    if (kernels::MatMulSupports(w.type) &&
+        (!cx.float_activations || w.type == GgmlType::kF32)) {
+      CHECK_LT(n, kernels::kMaxMatMulGroup);
+      kernels::MatMulArgs& a = args[n++];
+      a.w_type = w.type;
+      a.w = w.data;
+      a.w_row_bytes = w.row_bytes;
+      a.x = op.x;
+      a.y = op.y;
+      a.m = m;
+      a.n = w.rows;
+      a.k = w.cols;
+      a.pool = cx.pool;
+      a.scratch = &cx.s.matmul;
+      continue;
     }
-  });
+    constexpr int64_t kRows = 16;
+    for (auto& d : cx.s.decoded) d.resize(static_cast<size_t>(w.cols));
+    ForEach(cx, (w.rows + kRows - 1) / kRows, [&](int64_t blk, int thread) {
+      float* row = cx.s.decoded[thread].data();
+      for (int64_t r = blk * kRows; r < std::min(w.rows, (blk + 1) * kRows); ++r) {
+        DecodeRow(w, r, row);
+        for (int64_t t = 0; t < m; ++t) {
+          op.y[t * w.rows + r] = cx.kt.dot_f32(op.x + t * w.cols, row, w.cols);
+        }
+      }
+    });
+  }
+  if (n > 0) kernels::MatMulMany(cx.kt, args, n);
+}
+
+void Linear(const Ctx& cx, const WeightMatrix& w, const float* x, int64_t m, float* y) {
+  LinearGroup(cx, {LinearOp{&w, x, y}}, m);
 }
 
 void AddBias(float* y, const std::vector<float>& b, int64_t t, int64_t n) {
@@ -200,9 +219,9 @@ Status Model::Forward(const Batch& batch, KvCache* cache,
     for (int64_t t = 0; t < T; ++t) {
       kt.rms_norm(s.x.data() + t * E, L.attn_norm.data(), E, c.rms_eps, s.xn.data() + t * E);
     }
-    Linear(cx, L.wq, s.xn.data(), T, s.q.data());
-    Linear(cx, L.wk, s.xn.data(), T, s.k.data());
-    Linear(cx, L.wv, s.xn.data(), T, s.v.data());
+    LinearGroup(cx, {LinearOp{&L.wq, s.xn.data(), s.q.data()},
+                     LinearOp{&L.wk, s.xn.data(), s.k.data()},
+                     LinearOp{&L.wv, s.xn.data(), s.v.data()}}, T);
     AddBias(s.q.data(), L.bq, T, c.q_dim());
     AddBias(s.k.data(), L.bk, T, c.k_dim());
     AddBias(s.v.data(), L.bv, T, c.v_dim());
@@ -236,8 +255,8 @@ Status Model::Forward(const Batch& batch, KvCache* cache,
     for (int64_t t = 0; t < T; ++t) {
       kt.rms_norm(s.x.data() + t * E, L.ffn_norm.data(), E, c.rms_eps, s.xn.data() + t * E);
     }
-    Linear(cx, L.ffn_gate, s.xn.data(), T, s.gate.data());
-    Linear(cx, L.ffn_up, s.xn.data(), T, s.up.data());
+    LinearGroup(cx, {LinearOp{&L.ffn_gate, s.xn.data(), s.gate.data()},
+                     LinearOp{&L.ffn_up, s.xn.data(), s.up.data()}}, T);
     // Per token row: a vector kernel's scalar tail rounds differently, so
     // one call over T * n_ff would make a token's result depend on T.
     auto* act = c.activation == FfnActivation::kSilu ? kt.silu : kt.gelu;

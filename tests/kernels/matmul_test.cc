@@ -108,8 +108,10 @@ std::vector<Shape> Shapes() {
   for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16}) {
     for (int64_t k : {1, 7, 37, 100, 613}) s.push_back({t, k});
   }
+  // 2144 = 67 blocks: more than one 64-block chunk of the tile kernels and
+  // an odd block count (the pair kernels' padded last block).
   for (GgmlType t : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0}) {
-    for (int64_t k : {32, 96, 608}) s.push_back({t, k});
+    for (int64_t k : {32, 96, 608, 2144}) s.push_back({t, k});
   }
   for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
     for (int64_t k : {256, 768}) s.push_back({t, k});
@@ -205,6 +207,73 @@ TEST(MatMulTest, EveryIsaMatchesScalarTwin) {
           std::vector<float> threaded = RunMatMul(t, p, &pool);
           EXPECT_EQ(threaded, got) << "threaded, " << Name(s, m, n);
         }
+      }
+    }
+  }
+}
+
+// A row's output never depends on the other rows of the call (M, its place
+// in a register tile) nor on N: every row of an M-row product equals, bit for
+// bit, the 1-row product of that row alone, on every ISA and type.
+TEST(MatMulTest, RowsAreIndependentOfTheBatch) {
+  ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
+  for (Isa isa : SupportedIsas()) {
+    SCOPED_TRACE(std::string(IsaName(isa)));
+    const KernelTable& t = GetKernels(isa);
+    uint32_t seed = 500;
+    for (const Shape& s : Shapes()) {
+      for (int64_t m : {2, 5, 17}) {
+        const int64_t n = 23;
+        Problem p = MakeProblem(s.type, m, n, s.k, seed++);
+        const std::vector<float> all = RunMatMul(t, p, &pool);
+        for (int64_t r = 0; r < m; ++r) {
+          Problem one = p;
+          one.m = 1;
+          one.x.assign(p.x.begin() + r * s.k, p.x.begin() + (r + 1) * s.k);
+          const std::vector<float> y = RunMatMul(t, one, r % 2 == 0 ? &pool : nullptr);
+          const std::vector<float> want(all.begin() + r * n, all.begin() + (r + 1) * n);
+          ASSERT_EQ(y, want) << "row " << r << " of " << Name(s, m, n);
+          // N as well: the first 7 weight rows alone.
+          Problem head = one;
+          head.n = 7;
+          head.w.resize(7 * p.row_bytes);
+          const std::vector<float> y7 = RunMatMul(t, head, nullptr);
+          ASSERT_EQ(y7, std::vector<float>(want.begin(), want.begin() + 7))
+              << "first 7 outputs of row " << r << ", " << Name(s, m, n);
+        }
+      }
+    }
+  }
+}
+
+// MatMulMany (one parallel region, X quantized once per format) gives
+// exactly the separate products, for a mix of shared and distinct formats.
+TEST(MatMulTest, ManyEqualsSeparateCalls) {
+  ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
+  const GgmlType types[] = {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ4_0};
+  for (Isa isa : SupportedIsas()) {
+    SCOPED_TRACE(std::string(IsaName(isa)));
+    const KernelTable& t = GetKernels(isa);
+    for (int64_t m : {1, 7}) {
+      std::vector<Problem> ps;
+      for (int i = 0; i < 4; ++i) ps.push_back(MakeProblem(types[i], m, 9 + 4 * i, 512, 900 + i));
+      for (int i = 1; i < 4; ++i) ps[i].x = ps[0].x;  // one shared X
+      std::vector<std::vector<float>> ys(4);
+      MatMulArgs args[4];
+      for (int i = 0; i < 4; ++i) {
+        ys[i].assign(m * ps[i].n, -1.0f);
+        args[i].w_type = ps[i].type;
+        args[i].w = ps[i].w.data();
+        args[i].x = ps[0].x.data();
+        args[i].y = ys[i].data();
+        args[i].m = m;
+        args[i].n = ps[i].n;
+        args[i].k = 512;
+        args[i].pool = &pool;
+      }
+      MatMulMany(t, args, 4);
+      for (int i = 0; i < 4; ++i) {
+        EXPECT_EQ(ys[i], RunMatMul(t, ps[i], nullptr)) << "product " << i << ", M=" << m;
       }
     }
   }

@@ -1,0 +1,359 @@
+// AVX2 register-tiled matmul micro-kernels for the 32-element legacy formats
+// (Q4_0, Q5_0, Q8_0) against int8 activations: RW weight rows x RC
+// activation rows per call (RW <= kMaxTileRows, RC <= kMaxTileCols), one
+// float accumulator per (row, column) pair, each weight block unpacked once
+// per call for all RC rows and each activation block loaded once for all RW.
+//
+// Per block b of 32 elements and pair (r, c):
+//   acc[r][c] += float(sum_i u[r][i] * a[c][i]) * (dw[r][b] * da[c][b])
+// where u are the weight's unsigned codes (Q4_0 / Q5_0, PairTile: two blocks
+// per step, see there) or |w| with the activation's sign flipped by w (Q8_0,
+// LegacyTile). The unsigned codes carry an offset (w = dw * (u - kOffset)),
+// removed once at the end with the activation block sums:
+// kOffset * sum_b dw[r][b] * ds[c][b]. The scale products of 64 blocks are
+// staged in a small buffer first (vector multiplies), so the inner loop is
+// maddubs, madd, cvt and one FMA with a broadcast scale per pair and block.
+//
+// Bitwise contract: every pair's result is computed by the same sequence of
+// float operations whatever RW, RC and the pair's place in the tile are
+// (blocks in order into one accumulator, the offset sum in fixed groups of
+// 8 blocks), so a row's output never depends on which rows share the call.
+//
+// Compiled with -mavx2 -mfma -mf16c: reached only through the dispatch table.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/avx2_internal.h"
+#include "kernels/simd_x86.h"
+#include "tensor/blocks.h"
+
+namespace weft::kernels::avx2 {
+namespace {
+
+using x86::Fp16;
+using x86::HsumPs;
+
+struct TQ8_0 {
+  using Block = BlockQ8_0;
+  static constexpr int kOffset = 0;
+  static constexpr bool kSigned = true;
+  static __m256i Unpack(const Block& b) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+  }
+};
+
+// Blocks whose scale products are staged at once (a multiple of 8).
+constexpr int kChunk = 64;
+
+// out[j] = float(blocks[j].d) for j < n.
+template <typename Block>
+static inline void LoadScales(const Block* blocks, int n, float* out) {
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const Block* p = blocks + j;
+    __m128i h = _mm_cvtsi32_si128(p[0].d);
+    h = _mm_insert_epi16(h, p[1].d, 1);
+    h = _mm_insert_epi16(h, p[2].d, 2);
+    h = _mm_insert_epi16(h, p[3].d, 3);
+    h = _mm_insert_epi16(h, p[4].d, 4);
+    h = _mm_insert_epi16(h, p[5].d, 5);
+    h = _mm_insert_epi16(h, p[6].d, 6);
+    h = _mm_insert_epi16(h, p[7].d, 7);
+    _mm256_storeu_ps(out + j, _mm256_cvtph_ps(h));
+  }
+  for (; j < n; ++j) out[j] = Fp16(blocks[j].d);
+}
+
+template <typename F, int RW, int RC>
+void LegacyTile(int64_t k, const void* w, size_t w_stride, const void* xq,
+                size_t xq_stride, float* y, size_t y_stride) {
+  using Block = typename F::Block;
+  const int64_t nb = k / 32;
+  const Block* wb[RW];
+#pragma GCC unroll 4
+  for (int r = 0; r < RW; ++r) {
+    wb[r] = reinterpret_cast<const Block*>(static_cast<const char*>(w) + r * w_stride);
+  }
+  const int8_t* aq[RC];
+  const float* ad[RC];
+  const float* ads[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    aq[c] = reinterpret_cast<const int8_t*>(static_cast<const char*>(xq) + c * xq_stride);
+    ad[c] = reinterpret_cast<const float*>(aq[c] + k);
+    ads[c] = ad[c] + nb;
+  }
+  __m256 acc[RW][RC];
+  __m256 corr[RW][RC];
+  float corr_tail[RW][RC];
+#pragma GCC unroll 4
+  for (int r = 0; r < RW; ++r) {
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      acc[r][c] = corr[r][c] = _mm256_setzero_ps();
+      corr_tail[r][c] = 0.0f;
+    }
+  }
+  alignas(32) float dws[RW][kChunk];
+  alignas(32) float sc[RW][RC][kChunk];
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
+    const int n = static_cast<int>(std::min<int64_t>(kChunk, nb - b0));
+    const int n8 = n & ~7;
+    // Weight scales, then every pair's per-block scale product.
+#pragma GCC unroll 4
+    for (int r = 0; r < RW; ++r) {
+      LoadScales(wb[r] + b0, n, dws[r]);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < RW; ++r) {
+#pragma GCC unroll 4
+      for (int c = 0; c < RC; ++c) {
+        for (int j = 0; j < n8; j += 8) {
+          const __m256 vw = _mm256_load_ps(dws[r] + j);
+          _mm256_store_ps(sc[r][c] + j, _mm256_mul_ps(vw, _mm256_loadu_ps(ad[c] + b0 + j)));
+          if constexpr (F::kOffset != 0) {
+            corr[r][c] = _mm256_fmadd_ps(vw, _mm256_loadu_ps(ads[c] + b0 + j), corr[r][c]);
+          }
+        }
+        for (int j = n8; j < n; ++j) {
+          sc[r][c][j] = dws[r][j] * ad[c][b0 + j];
+          if constexpr (F::kOffset != 0) corr_tail[r][c] += dws[r][j] * ads[c][b0 + j];
+        }
+      }
+    }
+    for (int j = 0; j < n; ++j) {
+      const int64_t b = b0 + j;
+      __m256i a[RC];
+#pragma GCC unroll 4
+      for (int c = 0; c < RC; ++c) {
+        a[c] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(aq[c] + 32 * b));
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < RW; ++r) {
+        const __m256i q = F::Unpack(wb[r][b]);
+        const __m256i u = F::kSigned ? _mm256_sign_epi8(q, q) : q;
+#pragma GCC unroll 4
+        for (int c = 0; c < RC; ++c) {
+          const __m256i av = F::kSigned ? _mm256_sign_epi8(a[c], q) : a[c];
+          const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(u, av), ones);
+          acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
+                                      _mm256_broadcast_ss(&sc[r][c][j]), acc[r][c]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < RW; ++r) {
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      float v = HsumPs(acc[r][c]);
+      if constexpr (F::kOffset != 0) {
+        v -= static_cast<float>(F::kOffset) * (HsumPs(corr[r][c]) + corr_tail[r][c]);
+      }
+      y[c * y_stride + r] = v;
+    }
+  }
+}
+
+// Q4_0 / Q5_0 against kQ8x32Pairs activations, two blocks per step: one
+// 256-bit load holds the nibbles of blocks b and b+1, so the low nibbles are
+// elements 0..15 of both and the high nibbles 16..31 of both, which is the
+// activations' pair order. Lanes 0-3 of an accumulator sum the even blocks,
+// lanes 4-7 the odd ones; sc holds each block's scale product 4 times so a
+// pair's scales are one vector. The two maddubs halves add in int16
+// (|sum| <= 4 * 31 * 127).
+// The nibble formats in pair order: lo = elements 0..15 of blocks b and b+1
+// (as unsigned codes), hi = elements 16..31; b1 null: a zero block.
+struct PQ4_0 {
+  using Block = BlockQ4_0;
+  static constexpr int kOffset = 8;
+  static inline void Unpack(const Block* b0, const Block* b1, __m256i* lo, __m256i* hi) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b0->qs));
+    const __m128i q1 = b1 == nullptr ? _mm_setzero_si128()
+                                     : _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1->qs));
+    const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(q0), q1, 1);
+    *lo = _mm256_and_si256(v, low4);
+    *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+  }
+};
+struct PQ5_0 {
+  using Block = BlockQ5_0;
+  static constexpr int kOffset = 16;
+  static inline void Unpack(const Block* b0, const Block* b1, __m256i* lo, __m256i* hi) {
+    PQ4_0::Unpack(reinterpret_cast<const BlockQ4_0*>(b0->qs - 2),
+                  b1 == nullptr ? nullptr : reinterpret_cast<const BlockQ4_0*>(b1->qs - 2), lo, hi);
+    uint32_t h0, h1 = 0;
+    std::memcpy(&h0, b0->qh, 4);
+    if (b1 != nullptr) std::memcpy(&h1, b1->qh, 4);
+    const uint32_t hl = (h0 & 0xffffu) | (h1 << 16);
+    const uint32_t hh = (h0 >> 16) | (h1 & 0xffff0000u);
+    const __m256i bit = _mm256_set1_epi8(0x10);
+    const __m256i bl = x86::BitsToBytes(reinterpret_cast<const uint8_t*>(&hl));
+    const __m256i bh = x86::BitsToBytes(reinterpret_cast<const uint8_t*>(&hh));
+    *lo = _mm256_or_si256(*lo, _mm256_and_si256(bl, bit));
+    *hi = _mm256_or_si256(*hi, _mm256_and_si256(bh, bit));
+  }
+};
+
+template <typename F, int RW, int RC>
+void PairTile(int64_t k, const void* w, size_t w_stride, const void* xq,
+                  size_t xq_stride, float* y, size_t y_stride) {
+  const int64_t nb = k / 32;
+  const int64_t np = (nb + 1) / 2;
+  using Block = typename F::Block;
+  const Block* wb[RW];
+#pragma GCC unroll 4
+  for (int r = 0; r < RW; ++r) {
+    wb[r] = reinterpret_cast<const Block*>(static_cast<const char*>(w) + r * w_stride);
+  }
+  const int8_t* aq[RC];
+  const float* ad[RC];
+  const float* ads[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    aq[c] = reinterpret_cast<const int8_t*>(static_cast<const char*>(xq) + c * xq_stride);
+    ad[c] = reinterpret_cast<const float*>(aq[c] + np * 64);
+    ads[c] = ad[c] + nb;
+  }
+  __m256 acc[RW][RC];
+  __m256 corr[RW][RC];
+  float corr_tail[RW][RC];
+#pragma GCC unroll 4
+  for (int r = 0; r < RW; ++r) {
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      acc[r][c] = corr[r][c] = _mm256_setzero_ps();
+      corr_tail[r][c] = 0.0f;
+    }
+  }
+  alignas(32) float dws[RW][kChunk];
+  alignas(32) float sc[RW][RC][4 * kChunk];
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
+    const int n = static_cast<int>(std::min<int64_t>(kChunk, nb - b0));
+    const int n8 = n & ~7;
+#pragma GCC unroll 4
+    for (int r = 0; r < RW; ++r) LoadScales(wb[r] + b0, n, dws[r]);
+    for (int r = 0; r < RW; ++r) {
+      for (int c = 0; c < RC; ++c) {
+        float* s = sc[r][c];
+        for (int j = 0; j < n8; j += 8) {
+          const __m256 vw = _mm256_load_ps(dws[r] + j);
+          const __m256 v = _mm256_mul_ps(vw, _mm256_loadu_ps(ad[c] + b0 + j));
+          corr[r][c] = _mm256_fmadd_ps(vw, _mm256_loadu_ps(ads[c] + b0 + j), corr[r][c]);
+          for (int q = 0; q < 4; ++q) {
+            const __m256i idx = _mm256_setr_epi32(2 * q, 2 * q, 2 * q, 2 * q, 2 * q + 1,
+                                                  2 * q + 1, 2 * q + 1, 2 * q + 1);
+            _mm256_store_ps(s + 4 * j + 8 * q, _mm256_permutevar8x32_ps(v, idx));
+          }
+        }
+        for (int j = n8; j < n; ++j) {
+          const float v = dws[r][j] * ad[c][b0 + j];
+          s[4 * j] = s[4 * j + 1] = s[4 * j + 2] = s[4 * j + 3] = v;
+          corr_tail[r][c] += dws[r][j] * ads[c][b0 + j];
+        }
+        if (n % 2 != 0) s[4 * n] = s[4 * n + 1] = s[4 * n + 2] = s[4 * n + 3] = 0.0f;
+      }
+    }
+    for (int j = 0; j < n; j += 2) {
+      const int64_t b = b0 + j;
+      const bool lone = j + 1 == n;  // the odd last block, padded with zeros
+#pragma GCC unroll 4
+      for (int r = 0; r < RW; ++r) {
+        __m256i lo, hi;
+        F::Unpack(wb[r] + b, lone ? nullptr : wb[r] + b + 1, &lo, &hi);
+#pragma GCC unroll 4
+        for (int c = 0; c < RC; ++c) {
+          const int8_t* a = aq[c] + 32 * b;
+          const __m256i p16 = _mm256_add_epi16(
+              _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))),
+              _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 32))));
+          const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones));
+          acc[r][c] = _mm256_fmadd_ps(p, _mm256_load_ps(sc[r][c] + 4 * j), acc[r][c]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < RW; ++r) {
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      const float offset = HsumPs(corr[r][c]) + corr_tail[r][c];
+      y[c * y_stride + r] = HsumPs(acc[r][c]) - static_cast<float>(F::kOffset) * offset;
+    }
+  }
+}
+
+// kQ8x32Pairs: the bytes of QuantizeQ8x32 (same d, same int8 values) in
+// pair order.
+void QuantizeQ8x32Pairs(const float* x, void* xq, int64_t k) {
+  const int64_t nb = k / 32;
+  const int64_t np = (nb + 1) / 2;
+  int8_t* qs = static_cast<int8_t*>(xq);
+  float* d = reinterpret_cast<float*>(qs + np * 64);
+  float* ds = d + nb;
+  alignas(32) int8_t tmp[64];
+  for (int64_t p = 0; p < np; ++p) {
+    for (int64_t b = 2 * p; b < 2 * p + 2; ++b) {
+      int8_t* t = tmp + 32 * (b - 2 * p);
+      if (b >= nb) {
+        std::memset(t, 0, 32);
+        continue;
+      }
+      int sum;
+      d[b] = x86::QuantizeQ8Group(x + 32 * b, 1, t, &sum);
+      ds[b] = d[b] * static_cast<float>(sum);
+    }
+    const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(tmp));
+    const __m256i v1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(tmp + 32));
+    __m256i* out = reinterpret_cast<__m256i*>(qs + 64 * p);
+    _mm256_storeu_si256(out, _mm256_permute2x128_si256(v0, v1, 0x20));
+    _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(v0, v1, 0x31));
+  }
+}
+
+using Tile = void (*)(int64_t, const void*, size_t, const void*, size_t, float*, size_t);
+
+template <typename F, int RW>
+constexpr Tile kRow[kMaxTileCols] = {LegacyTile<F, RW, 1>, LegacyTile<F, RW, 2>,
+                                     LegacyTile<F, RW, 3>};
+template <typename F>
+constexpr const Tile* kTiles[kMaxTileRows] = {kRow<F, 1>, kRow<F, 2>, kRow<F, 3>, kRow<F, 4>};
+
+template <typename F, int RW>
+constexpr Tile kPairRow[kMaxTileCols] = {PairTile<F, RW, 1>, PairTile<F, RW, 2>,
+                                         PairTile<F, RW, 3>};
+template <typename F>
+constexpr const Tile* kPairTiles[kMaxTileRows] = {kPairRow<F, 1>, kPairRow<F, 2>,
+                                                  kPairRow<F, 3>, kPairRow<F, 4>};
+
+template <typename F>
+void PairTileN(int64_t k, const void* w, size_t w_stride, int nr, const void* xq,
+               size_t xq_stride, int nc, float* y, size_t y_stride) {
+  kPairTiles<F>[nr - 1][nc - 1](k, w, w_stride, xq, xq_stride, y, y_stride);
+}
+
+template <typename F>
+void LegacyTileN(int64_t k, const void* w, size_t w_stride, int nr, const void* xq,
+                 size_t xq_stride, int nc, float* y, size_t y_stride) {
+  kTiles<F>[nr - 1][nc - 1](k, w, w_stride, xq, xq_stride, y, y_stride);
+}
+
+static_assert(kMaxTileRows == 4 && kMaxTileCols == 3, "update the tile tables");
+
+}  // namespace
+
+void FillLegacyTiles(KernelTable* t) {
+  // Q4_0 and Q5_0 read their activations in pair order (no dot kernel).
+  t->matmul[static_cast<int>(WeightFormat::kQ4_0)] =
+      MatMulKernel{ActFormat::kQ8x32Pairs, QuantizeQ8x32Pairs, nullptr, PairTileN<PQ4_0>};
+  t->matmul[static_cast<int>(WeightFormat::kQ5_0)] =
+      MatMulKernel{ActFormat::kQ8x32Pairs, QuantizeQ8x32Pairs, nullptr, PairTileN<PQ5_0>};
+  t->matmul[static_cast<int>(WeightFormat::kQ8_0)].tile = LegacyTileN<TQ8_0>;
+}
+
+}  // namespace weft::kernels::avx2
