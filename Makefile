@@ -9,8 +9,8 @@ WEFT := $(BUILD_DIR)/weft
 CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps model configure build test test-asan test-tsan unit inspect \
-        run serve fuzz format clean
+.PHONY: all deps model configure build test test-asan test-tsan test-ci-asan \
+        unit inspect run serve fuzz soak api-fuzz format clean
 
 all: build
 
@@ -26,15 +26,41 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# Every test label: unit, golden, tool (python cross-checks), e2e.
+# Sanitizer settings for every run under build/asan or build/tsan: any
+# report fails the test (the builds also use -fno-sanitize-recover=all).
+export ASAN_OPTIONS ?= abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1
+export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS ?= halt_on_error=1:second_deadlock_stack=1
+
+# Every test label: unit, golden, tool (python cross-checks), e2e. The
+# release suite (`make test`, what CI runs) is followed by the unit tests
+# and the engine tests under ASan+UBSan (test-ci-asan).
 test: model build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+ifeq ($(BUILD_TYPE),release)
+	@$(MAKE) --no-print-directory test-ci-asan
+endif
 
+# The whole suite under a sanitizer (long: a full extra build).
 test-asan:
 	@$(MAKE) --no-print-directory test BUILD_TYPE=asan
 
 test-tsan:
 	@$(MAKE) --no-print-directory test BUILD_TYPE=tsan
+
+# CI's sanitizer pass: builds only the C++ unit-test targets and the engine
+# tests in build/asan (ASan+UBSan) and runs exactly those.
+ASAN_CI_TESTS := util_test tensor_test gguf_test cpu_features_test \
+  kernels_test kv_test model_test model_batch_test kv_window_test \
+  tokenizer_test chat_test sampling_test engine_test engine_trace_test \
+  engine_backend_test server_test bench_test fuzz_replay_test
+empty :=
+space := $(empty) $(empty)
+test-ci-asan: model deps
+	@cmake --preset asan -DWEFT_WERROR=ON >/dev/null
+	@cmake --build build/asan -j $(JOBS) --target $(ASAN_CI_TESTS)
+	@ctest --test-dir build/asan --output-on-failure -j $(JOBS) \
+	  -R '^($(subst $(space),|,$(strip $(ASAN_CI_TESTS))))$$' $(CTEST_ARGS)
 
 inspect: model build
 	@$(WEFT) inspect $(MODEL)
@@ -57,6 +83,23 @@ fuzz: deps
 	@cmake --preset fuzz >/dev/null
 	@cmake --build build/fuzz -j $(JOBS)
 	@bash scripts/fuzz.sh build/fuzz $(FUZZ_SECONDS)
+
+# Soak test: `weft serve` on the default model driven at ~2x capacity by
+# normal, streaming, aborting, malformed, oversized and very slow clients,
+# then checks leaks, KV blocks, RSS and statuses (scripts/soak.py).
+SOAK_SECONDS ?= 600
+SOAK_ARGS ?=
+soak: model build
+	@.venv/bin/python scripts/soak.py --weft $(WEFT) --model $(MODEL) \
+	  --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
+
+# Property-based API fuzzing with schemathesis (pinned in
+# requirements-dev.txt, installed into build/stvenv) against a live server on
+# stories260K, checked against docs/openapi.yaml.
+API_FUZZ_MODEL ?= $(abspath ../shared/models/stories260K.gguf)
+API_FUZZ_ARGS ?=
+api-fuzz: build
+	@bash scripts/api-fuzz.sh $(WEFT) $(API_FUZZ_MODEL) $(API_FUZZ_ARGS)
 
 format:
 	@clang-format -i $$(git ls-files '*.h' '*.cc')

@@ -56,6 +56,9 @@ class Exchange {
   // response is complete.
   virtual void SetOnClientGone(std::function<void()> fn) = 0;
   virtual bool client_gone() const = 0;
+  // `fn` runs once, on the strand, `seconds` from now, unless the response
+  // completed or the client left first. A second call replaces the first.
+  virtual void SetTimeout(double seconds, std::function<void()> fn) = 0;
 };
 
 // Called on the connection's strand for every complete request.

@@ -133,6 +133,18 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
     on_gone_ = std::move(fn);
   }
   bool client_gone() const override { return client_gone_; }
+  void SetTimeout(double seconds, std::function<void()> fn) override {
+    if (client_gone_ || response_complete_) return;
+    deadline_.expires_after(Ms(seconds));
+    deadline_.async_wait([self = shared_from_this(), fn = std::move(fn),
+                          seq = request_seq_](beast::error_code ec) {
+      if (ec || self->request_seq_ != seq || self->client_gone_ ||
+          self->response_complete_) {
+        return;
+      }
+      fn();
+    });
+  }
 
  private:
   std::string CommonHeaders(const HeaderList& headers) {
@@ -206,6 +218,7 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
     keep_alive_ = msg.keep_alive();
     response_started_ = response_complete_ = after_response_ = false;
     on_gone_ = nullptr;
+    ++request_seq_;
     SetBusy(true);
     StartMonitor();
     try {
@@ -303,6 +316,7 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
   }
 
   void Close() {
+    deadline_.cancel();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream_.close();
@@ -338,6 +352,7 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
 
   void AfterResponse() {
     after_response_ = true;
+    deadline_.cancel();
     SetBusy(false);
     if (!keep_alive_) {
       beast::error_code ec;
@@ -356,6 +371,8 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
   }
 
   beast::tcp_stream stream_;
+  net::steady_timer deadline_{stream_.get_executor()};  // SetTimeout
+  uint64_t request_seq_ = 0;  // requests read so far (stale timer guard)
   HttpServer::Impl* srv_;
   const ServerConfig& cfg_;
   std::string remote_;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/request_json.h"
 #include "util/strings.h"
 
 namespace weft::server {
@@ -102,8 +103,13 @@ class FieldReader {
 };
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
-// Real requests nest a few levels (tools: schema objects); 64 leaves room.
-constexpr int kMaxJsonDepth = 64;
+
+// Code points in valid UTF-8 (what JSON Schema's maxLength counts).
+size_t Utf8Length(std::string_view s) {
+  size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
 
 // Token id list; false + error on bad input.
 bool ParseIds(const json& arr, const ParseLimits& limits, const char* param,
@@ -164,6 +170,11 @@ void ParseCommon(const json& j, const ParseLimits& limits, FieldReader& f,
 
   if (const json* v = f.Get("logit_bias")) {
     if (!v->is_object()) return f.Fail("'logit_bias' must be an object", "logit_bias");
+    if (v->size() > kMaxLogitBiasEntries) {
+      return f.Fail(StrFormat("'logit_bias' has %zu entries; at most %d are "
+                              "allowed", v->size(), kMaxLogitBiasEntries),
+                    "logit_bias");
+    }
     for (const auto& [key, bias] : v->items()) {
       char* end = nullptr;
       long long id = std::strtoll(key.c_str(), &end, 10);
@@ -184,17 +195,23 @@ void ParseCommon(const json& j, const ParseLimits& limits, FieldReader& f,
   if (const json* v = f.Get("stop")) {
     if (v->is_string()) {
       r->stop.push_back(v->get<std::string>());
-    } else if (v->is_array() && v->size() <= 16) {
+    } else if (v->is_array() && v->size() <= kMaxStopStrings) {
       for (const json& s2 : *v) {
         if (!s2.is_string()) return f.Fail("'stop' must be strings", "stop");
         r->stop.push_back(s2.get<std::string>());
       }
     } else {
-      return f.Fail("'stop' must be a string or a list of at most 16 strings",
+      return f.Fail(StrFormat("'stop' must be a string or a list of at most "
+                              "%d strings", kMaxStopStrings),
                     "stop");
     }
     for (const auto& s2 : r->stop) {
       if (s2.empty()) return f.Fail("'stop' strings must not be empty", "stop");
+      if (size_t chars = Utf8Length(s2); chars > kMaxStopChars) {
+        return f.Fail(StrFormat("'stop' strings must be at most %d "
+                                "characters, got %zu", kMaxStopChars, chars),
+                      "stop");
+      }
     }
   }
   if (const json* v = f.Get("stop_token_ids")) {
@@ -216,48 +233,17 @@ void ParseCommon(const json& j, const ParseLimits& limits, FieldReader& f,
   }
 }
 
-// Deepest nesting of arrays/objects in `body`, counted on the raw bytes
-// (outside strings). Later steps (dumping `tools`, kwargs) recurse, so depth
-// is bounded before parsing.
-int MaxJsonDepth(std::string_view body) {
-  int depth = 0, max_depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : body) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      max_depth = std::max(max_depth, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return max_depth;
-}
-
-std::optional<json> ParseBody(std::string_view body, std::optional<ApiError>* err) {
-  if (MaxJsonDepth(body) > kMaxJsonDepth) {
-    *err = BadRequest(StrFormat("request body nests deeper than %d levels",
-                                kMaxJsonDepth));
+// prompts x n against limits.max_sequences; the error names `n`.
+std::optional<ApiError> CheckSequences(size_t prompts, int32_t n,
+                                       const ParseLimits& limits) {
+  size_t seqs = prompts * static_cast<size_t>(n);
+  if (seqs <= static_cast<size_t>(std::max(1, limits.max_sequences))) {
     return std::nullopt;
   }
-  json j = json::parse(body.begin(), body.end(), nullptr, false);
-  if (j.is_discarded()) {
-    *err = BadRequest("request body is not valid JSON");
-    return std::nullopt;
-  }
-  if (!j.is_object()) {
-    *err = BadRequest("request body must be a JSON object");
-    return std::nullopt;
-  }
-  return j;
+  return BadRequest(StrFormat("%zu prompt(s) x n = %d is %zu sequences; at "
+                              "most %d are allowed per request",
+                              prompts, n, seqs, limits.max_sequences),
+                    "n");
 }
 
 // Text of a message `content`: string, null, or text parts.
@@ -297,6 +283,11 @@ bool ContentText(const json& c, std::optional<std::string>* out, std::string* wh
 bool ParseMessages(const json& msgs, ChatTemplateRequest* out, std::string* why) {
   if (!msgs.is_array() || msgs.empty()) {
     *why = "'messages' must be a non-empty list";
+    return false;
+  }
+  if (msgs.size() > kMaxMessages) {
+    *why = StrFormat("'messages' has %zu entries; at most %d are allowed",
+                     msgs.size(), kMaxMessages);
     return false;
   }
   for (size_t i = 0; i < msgs.size(); ++i) {
@@ -440,7 +431,13 @@ ApiResult<OpenAiRequest> ParseCompletionRequest(std::string_view body,
     return BadRequest("'prompt' must be a non-empty string list or token list",
                       "prompt");
   }
-  if (r.prompts.size() > 256) return BadRequest("too many prompts (max 256)", "prompt");
+  if (r.prompts.size() > kMaxPrompts) {
+    return BadRequest(StrFormat("too many prompts (max %d)", kMaxPrompts),
+                      "prompt");
+  }
+  if (std::optional<ApiError> e = CheckSequences(r.prompts.size(), r.n, limits)) {
+    return *e;
+  }
   return r;
 }
 
@@ -466,6 +463,7 @@ ApiResult<OpenAiRequest> ParseChatRequest(std::string_view body,
   if (!m) return BadRequest("'messages' is required", "messages");
   std::string why;
   if (!ParseMessages(*m, &r.chat_request, &why)) return BadRequest(why, "messages");
+  if (std::optional<ApiError> e = CheckSequences(1, r.n, limits)) return *e;
   return r;
 }
 

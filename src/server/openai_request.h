@@ -15,9 +15,18 @@
 
 namespace weft::server {
 
+// Fixed request limits (docs/reliability.md; docs/openapi.yaml states the
+// same numbers and tests/python/test_openapi.py compares them).
+inline constexpr int kMaxStopStrings = 16;          // `stop` list length
+inline constexpr int kMaxStopChars = 1024;          // code points in one stop string
+inline constexpr int kMaxLogitBiasEntries = 1024;   // keys in `logit_bias`
+inline constexpr int kMaxMessages = 4096;           // chat `messages`
+inline constexpr int kMaxPrompts = 256;             // completions prompts
+
 // Bounds that depend on the server or model.
 struct ParseLimits {
   int max_n = 16;                    // largest `n`
+  int max_sequences = 256;           // prompts x n per request
   std::optional<int64_t> vocab_size; // token ids must be < this, if known
 };
 

@@ -41,6 +41,12 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   void OnEvent(size_t prompt, GenerateEvent ev);
   void Complete();
   void AbortAll();
+  // max_request_seconds passed: abort; sequences end with "abort".
+  void OnTimeout() {
+    if (remaining_ == 0 || timed_out_) return;
+    timed_out_ = true;
+    AbortAll();
+  }
   void WriteChunk(const ChunkPiece& p) {
     ex_->Write(SseData(ChunkJson(meta_, p)));
   }
@@ -59,6 +65,7 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   bool failed_ = false;                   // an error response was sent
   std::optional<std::string> error_;      // a sequence failed
   bool registered_ = false;
+  bool timed_out_ = false;                // max_request_seconds passed
   Clock::time_point t0_ = Clock::now();
   std::optional<Clock::time_point> first_token_;
   Clock::time_point last_token_;
@@ -155,6 +162,11 @@ void GenerationCall::Run() {
   ex_->SetOnClientGone([weak] {
     if (auto self = weak.lock()) self->AbortAll();
   });
+  if (s_.config.max_request_seconds > 0) {
+    ex_->SetTimeout(s_.config.max_request_seconds, [weak] {
+      if (auto self = weak.lock()) self->OnTimeout();
+    });
+  }
   Submit();
 }
 
@@ -298,11 +310,12 @@ void GenerationCall::Complete() {
         ? std::chrono::duration<double>(*first_token_ - t0_).count() : -1;
     std::string line = StrFormat(
         "%s %s tokens_in=%d tokens_out=%d cached=%d ttft_ms=%.1f "
-        "total_ms=%.1f finish=%s%s",
+        "total_ms=%.1f finish=%s%s%s",
         meta_.id.c_str(), req_.chat ? "chat" : "completion",
         usage_.prompt_tokens, usage_.completion_tokens,
         usage_.cached_prompt_tokens, ttft * 1000, total * 1000,
-        reasons.c_str(), ex_->client_gone() ? " client_gone" : "");
+        reasons.c_str(), ex_->client_gone() ? " client_gone" : "",
+        timed_out_ ? " timed_out" : "");
     if (s_.config.log_prompts) {
       for (const Prepared& p : prompts_) line += " prompt=\"" + CEscape(p.log_text, 4096) + "\"";
     }
@@ -343,6 +356,7 @@ void HandleCompletions(ServerState& s, std::shared_ptr<Exchange> ex,
   }
   ParseLimits limits;
   limits.max_n = s.config.max_n;
+  limits.max_sequences = s.config.max_sequences;
   limits.vocab_size = s.backend->model_info().vocab_size;
   const std::string& body = ex->request().body;
   ApiResult<OpenAiRequest> req = chat ? ParseChatRequest(body, limits)

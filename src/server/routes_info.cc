@@ -125,6 +125,8 @@ void HandleEffectiveConfig(ServerState& s, Exchange& ex) {
       {"io_threads", c.io_threads},
       {"max_body_bytes", c.max_body_bytes},
       {"max_connections", c.max_connections},
+      {"max_sequences", c.max_sequences},
+      {"max_request_seconds", c.max_request_seconds},
       {"api_key_required", !c.api_key.empty()},
       {"readiness", ReadinessName(s.draining ? Readiness::kDraining
                                              : s.backend->readiness())}};

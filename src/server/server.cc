@@ -109,19 +109,21 @@ void SendError(ServerState& s, Exchange& ex, const ApiError& e) {
   ex.Respond(e.http_status, "application/json", e.ToJson(), h);
 }
 
-namespace {
-
-// Constant-time for equal lengths; the length itself may leak.
-bool SafeEquals(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  // No early exit: every byte of the longer input is visited and the result
+  // is one OR-accumulated difference (volatile, so that it is not turned
+  // into a branch per byte).
+  volatile unsigned char diff = a.size() == b.size() ? 0 : 1;
   size_t n = std::max(a.size(), b.size());
   for (size_t i = 0; i < n; ++i) {
-    unsigned char x = i < a.size() ? a[i] : 0;
-    unsigned char y = i < b.size() ? b[i] : 0;
-    diff |= x ^ y;
+    unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff = diff | static_cast<unsigned char>(x ^ y);
   }
   return diff == 0;
 }
+
+namespace {
 
 bool Authorized(const ServerState& s, const HttpRequest& r) {
   if (s.config.api_key.empty()) return true;
@@ -130,7 +132,8 @@ bool Authorized(const ServerState& s, const HttpRequest& r) {
   if (h.size() < prefix.size() || h.compare(0, prefix.size(), prefix) != 0) {
     return false;
   }
-  return SafeEquals(h.substr(prefix.size()), s.config.api_key);
+  return ConstantTimeEquals(std::string_view(h).substr(prefix.size()),
+                            s.config.api_key);
 }
 
 struct Route {

@@ -20,6 +20,10 @@ struct ServerConfig {
   int max_queue = 256;              // waiting requests before 429; <=0 off
   int retry_after_s = 1;            // Retry-After header on 429/503
   int max_n = 16;                   // largest `n` accepted
+  int max_sequences = 256;          // prompts x n per request; more -> 400
+  double max_request_seconds = 0;   // generation request time cap; 0 = none.
+                                    // Past it the request is aborted and
+                                    // ends with finish_reason "abort".
   double drain_timeout_s = 30.0;    // default Drain() grace period
   bool log_requests = true;         // one log line per generation request
   bool log_prompts = false;         // include prompt text in that line

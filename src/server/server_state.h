@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/api_error.h"
@@ -91,6 +92,9 @@ struct ServerState {
 void SendJson(ServerState& s, Exchange& ex, int status, std::string body);
 void SendError(ServerState& s, Exchange& ex, const ApiError& e);
 double SecondsSince(std::chrono::steady_clock::time_point t);
+// API-key comparison: time depends only on the lengths, never on where the
+// inputs differ.
+bool ConstantTimeEquals(std::string_view a, std::string_view b);
 
 // Route handlers; each runs on the connection's strand.
 void HandleCompletions(ServerState& s, std::shared_ptr<Exchange> ex,

@@ -41,6 +41,11 @@ using server::ApiError;
 using server::ChatTemplateRequest;
 using server::OpenAiRequest;
 using server::ParseLimits;
+using server::kMaxLogitBiasEntries;
+using server::kMaxMessages;
+using server::kMaxPrompts;
+using server::kMaxStopChars;
+using server::kMaxStopStrings;
 
 constexpr int64_t kVocabSizes[4] = {-1, 1, 32000, 262144};
 constexpr int kMaxN[4] = {1, 4, 16, 128};
@@ -73,6 +78,7 @@ void CheckChat(const ChatTemplateRequest& c) {
   static const char* kRoles[] = {"system", "user",      "assistant",
                                  "tool",   "developer", "function"};
   CHECK(!c.messages.empty());
+  CHECK_LE(c.messages.size(), static_cast<size_t>(kMaxMessages));
   for (const auto& m : c.messages) {
     bool known = false;
     for (const char* r : kRoles) known |= m.role == r;
@@ -101,13 +107,19 @@ void CheckRequest(const OpenAiRequest& r, const ParseLimits& limits) {
   CHECK(InRange(s.frequency_penalty, -2, 2));
   CHECK(InRange(s.repetition_penalty, 0, 10) && s.repetition_penalty > 0);
   CHECK(s.logprobs >= -1 && s.logprobs <= 20) << s.logprobs;
+  CHECK_LE(s.logit_bias.size(), static_cast<size_t>(kMaxLogitBiasEntries));
   for (const auto& [id, bias] : s.logit_bias) {
     CHECK_GE(id, 0);
     if (limits.vocab_size) CHECK_LT(id, *limits.vocab_size);
     CHECK(InRange(bias, -100, 100)) << bias;
   }
-  CHECK_LE(r.stop.size(), 16u);
-  for (const auto& st : r.stop) CHECK(!st.empty());
+  CHECK_LE(r.stop.size(), static_cast<size_t>(kMaxStopStrings));
+  for (const auto& st : r.stop) {
+    CHECK(!st.empty());
+    CHECK_LE(st.size(), 4u * kMaxStopChars);  // UTF-8: <= 4 bytes a char
+  }
+  const size_t prompts = r.chat ? 1 : r.prompts.size();
+  CHECK_LE(prompts * r.n, static_cast<size_t>(limits.max_sequences));
   CheckIds(r.stop_token_ids, limits);
   if (r.include_usage) CHECK(r.stream);
   CHECK(r.priority >= -1000000 && r.priority <= 1000000);
@@ -117,7 +129,7 @@ void CheckRequest(const OpenAiRequest& r, const ParseLimits& limits) {
     CheckChat(r.chat_request);
     if (!r.chat_logprobs) CHECK_EQ(s.logprobs, -1);
   } else {
-    CHECK(!r.prompts.empty() && r.prompts.size() <= 256) << r.prompts.size();
+    CHECK(!r.prompts.empty() && r.prompts.size() <= kMaxPrompts) << r.prompts.size();
     for (const auto& p : r.prompts) {
       if (p.text) {
         CHECK(p.ids.empty());

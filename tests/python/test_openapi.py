@@ -276,20 +276,33 @@ def test_ranges_match_parser(doc, path):
         if kind == "Float":
             lo_open = rest.split(",")[1].strip() == "true"
             assert bool(p.get("exclusiveMinimum", False)) == lo_open, key
-    # Limits that are not literal arguments.
+    # Limits that are not literal arguments: named constants in the header.
     text = (SERVER / "openai_request.cc").read_text()
-    stop_max = int(re.search(r"v->size\(\) <= (\d+)", text).group(1))
-    stop = props["stop"]["oneOf"][1]
-    assert stop["maxItems"] == stop_max
+    header = (SERVER / "openai_request.h").read_text()
+
+    def const(name):
+        m = re.search(rf"constexpr int {name} = (\d+);", header)
+        assert m, f"{name} not found in openai_request.h"
+        assert name in text, f"{name} not used by openai_request.cc"
+        return int(m.group(1))
+
+    stop = props["stop"]["oneOf"]
+    assert stop[1]["maxItems"] == const("kMaxStopStrings")
+    assert stop[0]["maxLength"] == const("kMaxStopChars")
+    assert stop[1]["items"]["maxLength"] == const("kMaxStopChars")
+    assert props["logit_bias"]["maxProperties"] == const("kMaxLogitBiasEntries")
+    if path == "/v1/chat/completions":
+        assert props["messages"]["maxItems"] == const("kMaxMessages")
     bias = re.search(r"bias\.get<double>\(\) < (-?\d+)[^\n]*\n[^\n]*> (\d+)", text)
     assert props["logit_bias"]["additionalProperties"]["minimum"] == int(bias.group(1))
     assert props["logit_bias"]["additionalProperties"]["maximum"] == int(bias.group(2))
     cfg = (SERVER / "server_config.h").read_text()
     max_n = int(re.search(r"int max_n = (\d+);", cfg).group(1))
     assert props["n"]["maximum"] == max_n
+    max_seqs = int(re.search(r"int max_sequences = (\d+);", cfg).group(1))
+    assert f"`max_sequences` (default {max_seqs})" in " ".join(props["n"]["description"].split())
     if path == "/v1/completions":
-        max_prompts = int(re.search(r"prompts\.size\(\) > (\d+)", text).group(1))
-        assert props["prompt"]["oneOf"][1]["maxItems"] == max_prompts
+        assert props["prompt"]["oneOf"][1]["maxItems"] == const("kMaxPrompts")
 
 
 def test_error_responses(doc):
