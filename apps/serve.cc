@@ -18,6 +18,7 @@
 #include "apps/build_info.h"
 #include "apps/command.h"
 #include "apps/flags.h"
+#include "engine/scheduler_config.h"
 #include "model/kv_cache.h"
 #include "server/model_backend.h"
 #include "server/server.h"
@@ -109,10 +110,16 @@ int RunServe(int argc, char** argv) {
   flags.SetEnvPrefix("WEFT");
   std::string model_path = WEFT_DEFAULT_MODEL;
   std::string host = "127.0.0.1", api_key, kv_memory = "512M";
-  std::string chat_template_path, model_id, kv_type = "f16";
-  int64_t port = 8080, max_seqs = 32, max_batched_tokens = 1024;
-  int64_t prefill_chunk = 512, max_queue = 256, threads = 0, ctx = 0;
-  double drain_timeout = 30.0;
+  std::string chat_template_path, model_id, kv_type = "f16", trace_path;
+  // Scheduling defaults: engine::SchedulerConfig's (tuned for CPU, see
+  // src/engine/scheduler_config.h).
+  const engine::SchedulerConfig defaults;
+  int64_t port = 8080, max_seqs = defaults.max_seqs;
+  int64_t max_batched_tokens = defaults.max_batched_tokens;
+  int64_t prefill_chunk = defaults.prefill_chunk;
+  int64_t max_queue = 256, threads = 0, ctx = 0;
+  double drain_timeout = 30.0, max_request_seconds = 0;
+  int64_t max_sequences = 256;
   bool log_prompts = false, no_prefix_caching = false;
   flags.String("model", &model_path, "GGUF model file", 'm');
   flags.String("model-id", &model_id, "model name reported to clients (default: file stem)");
@@ -127,9 +134,13 @@ int RunServe(int argc, char** argv) {
   flags.Int("max-queue", &max_queue, "waiting requests before 429; 0 = unlimited");
   flags.Int("threads", &threads, "compute threads; 0 = all cores", 't');
   flags.Int("ctx", &ctx, "context length per sequence; 0 = min(training context, 4096)");
+  flags.Double("max-request-seconds", &max_request_seconds,
+               "abort a generation request after this many seconds (finish_reason \"abort\"); 0 = no cap");
+  flags.Int("max-sequences", &max_sequences, "most sequences (prompts x n) in one request");
   flags.Double("drain-timeout", &drain_timeout, "seconds to finish in-flight requests on SIGTERM");
   flags.String("chat-template", &chat_template_path, "Jinja chat template file (overrides the model's)");
   flags.Bool("log-prompts", &log_prompts, "include prompt text in request logs");
+  flags.String("trace", &trace_path, "write a JSON-lines engine trace (docs/trace.md) to FILE");
   flags.Bool("no-prefix-caching", &no_prefix_caching,
              "recompute every prompt instead of reusing cached KV of shared prefixes");
   std::vector<std::string> args;
@@ -149,6 +160,12 @@ int RunServe(int argc, char** argv) {
   if (!(drain_timeout >= 0 && drain_timeout <= 86400)) {
     return Fail(2, "--drain-timeout must be in [0, 86400] seconds");
   }
+  if (!(max_request_seconds >= 0 && max_request_seconds <= 86400)) {
+    return Fail(2, "--max-request-seconds must be in [0, 86400]");
+  }
+  if (!InRange(max_sequences, 1, 1 << 16)) {
+    return Fail(2, "--max-sequences must be in [1, 65536]");
+  }
   if (!model::ParseKvType(kv_type).ok()) {
     return Fail(2, "--kv-type must be f32, f16 or q8_0, not '" + CEscape(kv_type) + "'");
   }
@@ -164,6 +181,7 @@ int RunServe(int argc, char** argv) {
     mc.chat_template_origin = "file " + chat_template_path;
   }
   mc.model_path = model_path;
+  mc.trace_path = trace_path;
   mc.model_id = model_id;
   mc.threads = static_cast<int>(threads);
   mc.scheduler.max_seqs = static_cast<int>(max_seqs);
@@ -220,6 +238,8 @@ int RunServe(int argc, char** argv) {
   sc.api_key = api_key;
   sc.max_queue = static_cast<int>(max_queue);
   sc.drain_timeout_s = drain_timeout;
+  sc.max_request_seconds = max_request_seconds;
+  sc.max_sequences = static_cast<int>(max_sequences);
   sc.log_prompts = log_prompts;
   sc.version = WEFT_VERSION;
   sc.build_commit = WEFT_GIT_COMMIT;

@@ -55,6 +55,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(
                      .count();
     ts.max_batched_tokens = config.max_batched_tokens;
     ts.prefill_chunk = config.prefill_chunk;
+    ts.idle_prefill_tokens = config.idle_prefill_tokens;
     ts.max_seqs = config.max_seqs;
     trace->AddStart(ts);
     trace->Flush();
@@ -133,7 +134,7 @@ SchedulerStats Engine::stats() {
 
 kv::BlockPoolStats Engine::kv_stats() {
   std::lock_guard<std::mutex> lock(mu_);
-  return scheduler_->kv().pool().stats();
+  return scheduler_->kv().stats();
 }
 
 EngineStats Engine::loop_stats() {
@@ -182,7 +183,7 @@ void Engine::NotePlan(const StepPlan& plan, PassTrace* pass) {
   pass->step = plan.step;
   pass->seqs = static_cast<int>(plan.seqs.size());
   pass->tokens = plan.num_batched_tokens;
-  pass->budget = scheduler_->config().max_batched_tokens;
+  pass->budget = plan.budget;
   pass->preempted = static_cast<int>(plan.preempted.size());
   for (const ScheduledSeq& s : plan.seqs) {
     // A decode: one token past the prompt that completes the sequence (the

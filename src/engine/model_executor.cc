@@ -1,6 +1,7 @@
 #include "engine/model_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -35,6 +36,7 @@ class ModelExecutor final : public Executor {
 
   StatusOr<std::vector<SampledToken>> Execute(const StepPlan& plan) override;
   Status ValidateRequest(const RequestSpec& spec) const override;
+  ExecuteTimes LastExecuteTimes() const override { return times_; }
 
  private:
   // Creates the request's sampler on first sight, with the history the
@@ -57,6 +59,7 @@ class ModelExecutor final : public Executor {
   model::Batch batch_;          // reused across passes
   std::vector<float> logits_;   // [outputs, n_vocab]
   std::vector<float> one_;      // [1, n_vocab] per sequence (fallback)
+  ExecuteTimes times_;          // of the last Execute
 };
 
 Status ModelExecutor::ValidateRequest(const RequestSpec& spec) const {
@@ -169,6 +172,9 @@ SampledToken ModelExecutor::Sample(const ScheduledSeq& s,
 
 StatusOr<std::vector<SampledToken>> ModelExecutor::Execute(
     const StepPlan& plan) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0 = Clock::now();
+  times_ = ExecuteTimes();
   for (const kv::BlockCopy& c : plan.copies) {
     const int32_t n = c.group >= 0 && c.group < cache_->num_groups()
                           ? cache_->group_num_blocks(c.group) : 0;
@@ -215,6 +221,7 @@ StatusOr<std::vector<SampledToken>> ModelExecutor::Execute(
     if (s.needs_logits || s.admitted) RETURN_IF_ERROR(EnsureState(s));
   }
   RETURN_IF_ERROR(Forward(plan));
+  const Clock::time_point t1 = Clock::now();
   const size_t v = static_cast<size_t>(n_vocab_);
   size_t row = 0;
   for (const ScheduledSeq& s : plan.seqs) {
@@ -225,6 +232,9 @@ StatusOr<std::vector<SampledToken>> ModelExecutor::Execute(
     out.push_back(Sample(s, std::span<const float>(logits_.data() + row * v, v)));
     ++row;
   }
+  times_.forward_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  times_.sample_ms =
+      std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
   return out;
 }
 
@@ -305,7 +315,7 @@ StatusOr<kv::KvCacheConfig> KvConfigForBytes(
     const int64_t w = config.sliding_window;
     const int64_t need =
         int64_t{std::max(sched.max_seqs, 1)} * ((w + bs - 1) / bs + 1) +
-        (int64_t{std::max(sched.max_batched_tokens, 1)} + bs - 1) / bs;
+        (int64_t{std::max(sched.MaxPassTokens(), 1)} + bs - 1) / bs;
     const uint64_t gb = static_cast<uint64_t>(n_full) * layer;
     const uint64_t lb = static_cast<uint64_t>(n_local) * layer;
     const uint64_t local_bytes = static_cast<uint64_t>(need) * lb;

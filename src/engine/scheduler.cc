@@ -10,7 +10,8 @@ namespace weft::engine {
 // The state of one Schedule() call.
 struct Scheduler::Pass {
   StepPlan plan;
-  int budget = 0;  // tokens left in this pass
+  int budget = 0;     // tokens left in this pass
+  int chunk_cap = 0;  // prompt tokens one sequence may feed in this pass
   std::vector<std::pair<RequestId, kv::BlockCopy>> copies;  // tagged by seq
 };
 
@@ -146,7 +147,6 @@ void Scheduler::FinishRequest(Request* req, FinishReason reason,
 
 StepPlan Scheduler::Schedule() {
   Pass pass;
-  pass.budget = config_.max_batched_tokens;
   pass.plan.freed = std::exchange(freed_, {});
 
   // (1) decodes, then (2) continuing prefills, each by admission order.
@@ -155,6 +155,16 @@ StepPlan Scheduler::Schedule() {
   for (const Request* r : running_) {
     if (r->num_tokens() - r->num_computed_tokens == 1) order.push_back(r->id);
   }
+  // Without a decode in the pass no stream waits on it: prompts may take
+  // the larger idle budget in larger chunks.
+  if (order.empty() && config_.idle_prefill_tokens > 0) {
+    pass.budget = config_.MaxPassTokens();
+    pass.chunk_cap = config_.MaxChunk();
+  } else {
+    pass.budget = config_.max_batched_tokens;
+    pass.chunk_cap = ChunkCap();
+  }
+  pass.plan.budget = pass.budget;
   for (const Request* r : running_) {
     if (r->num_tokens() - r->num_computed_tokens > 1) order.push_back(r->id);
   }
@@ -189,13 +199,19 @@ void Scheduler::ScheduleRunning(Request* req, Pass* pass) {
   const int remaining = req->num_tokens() - req->num_computed_tokens;
   CHECK_GE(remaining, 1);
   int n = std::min(remaining, pass->budget);
-  if (remaining > 1) n = std::min(n, ChunkCap());
+  if (remaining > 1) n = std::min(n, pass->chunk_cap);
   if (n <= 0) return;  // budget spent (only prefills get here: see Validate)
   for (;;) {
     std::optional<kv::SlotAllocation> alloc = kv_.AllocateSlots(req->id, n);
     if (alloc) {
       AddToPlan(req, n, *alloc, /*admitted=*/false, pass);
       return;
+    }
+    if (n > ChunkCap() && remaining > 1) {
+      // An idle pass's large chunk does not fit: take a normal one before
+      // preempting anyone for it.
+      n = ChunkCap();
+      continue;
     }
     Request* victim = running_.back();
     if (victim == req && running_.size() == 1) {
@@ -216,10 +232,15 @@ bool Scheduler::TryAdmit(Request* req, Pass* pass) {
   kv::PrefixHit hit;
   if (config_.enable_prefix_caching) hit = kv_.FindCachedPrefix(req->tokens);
   const int remaining = req->num_tokens() - hit.num_tokens;
-  int n = std::min({remaining, pass->budget, remaining > 1 ? ChunkCap()
-                                                           : remaining});
+  int n = std::min({remaining, pass->budget,
+                    remaining > 1 ? pass->chunk_cap : remaining});
   std::optional<kv::SlotAllocation> alloc =
       kv_.AllocateSlots(req->id, n, &hit, req->num_tokens());
+  if (!alloc && n > ChunkCap()) {
+    // An idle pass's large chunk does not fit: try a normal one.
+    n = ChunkCap();
+    alloc = kv_.AllocateSlots(req->id, n, &hit, req->num_tokens());
+  }
   if (!alloc) return false;
   waiting_.pop_front();
   if (req->num_preemptions == 0) req->num_cached_tokens = hit.num_tokens;

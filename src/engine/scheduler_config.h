@@ -10,6 +10,8 @@
 // still gets a full chunk when every other running sequence decodes.
 #pragma once
 
+#include <algorithm>
+
 #include "util/status.h"
 #include "util/strings.h"
 
@@ -24,6 +26,12 @@ struct SchedulerConfig {
   // Prompt tokens one sequence may feed per pass; 0 = no per-sequence cap
   // (a prompt is still split across passes if it exceeds the pass budget).
   int prefill_chunk = 24;
+  // Prompt tokens a pass may take when no running sequence is decoding
+  // (there is no stream whose inter-token latency a long pass would hurt):
+  // the pass budget and the per-sequence chunk both rise to this, so a lone
+  // prompt prefills in large, efficient chunks. 0 = off (always
+  // max_batched_tokens / prefill_chunk).
+  int idle_prefill_tokens = 512;
   // Reuse KV of full blocks that earlier requests computed (prefix cache).
   bool enable_prefix_caching = true;
   // Waiting requests at most; Submit beyond it fails with RESOURCE_EXHAUSTED.
@@ -42,11 +50,24 @@ struct SchedulerConfig {
     if (prefill_chunk < 0) {
       return InvalidArgumentError("prefill_chunk must be >= 0");
     }
+    if (idle_prefill_tokens < 0) {
+      return InvalidArgumentError("idle_prefill_tokens must be >= 0");
+    }
     if (max_queue < 1) return InvalidArgumentError("max_queue must be >= 1");
     if (max_model_len < 2) {
       return InvalidArgumentError("max_model_len must be >= 2");
     }
     return OkStatus();
+  }
+
+  // The most prompt tokens one sequence may feed in one pass.
+  int MaxChunk() const {
+    const int chunk = prefill_chunk > 0 ? prefill_chunk : max_batched_tokens;
+    return std::max(chunk, idle_prefill_tokens);
+  }
+  // The most tokens one pass may hold.
+  int MaxPassTokens() const {
+    return std::max(max_batched_tokens, idle_prefill_tokens);
   }
 };
 

@@ -53,6 +53,9 @@ struct StepPlan {
   std::vector<RequestId> freed;      // finished since the previous plan:
                                      // drop any per-sequence state
   int num_batched_tokens = 0;        // sum of num_new_tokens
+  int budget = 0;                    // tokens this pass could hold: the
+                                     // configured budget, or the idle
+                                     // prefill budget without decodes
 
   bool empty() const { return seqs.empty(); }
 };

@@ -47,8 +47,9 @@ void TraceWriter::AddStart(const TraceStart& s) {
   Line(StrFormat(
       "{\"ev\":\"start\",\"unix_ms\":%lld,"
       "\"max_batched_tokens\":%d,\"prefill_chunk\":%d,"
-      "\"max_seqs\":%d}",
-      (long long)s.unix_ms, s.max_batched_tokens, s.prefill_chunk, s.max_seqs));
+      "\"idle_prefill_tokens\":%d,\"max_seqs\":%d}",
+      (long long)s.unix_ms, s.max_batched_tokens, s.prefill_chunk,
+      s.idle_prefill_tokens, s.max_seqs));
 }
 
 void TraceWriter::AddPass(const PassTrace& p) {

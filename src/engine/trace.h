@@ -2,7 +2,7 @@
 // written by the engine's step loop (docs/trace.md has the full schema).
 //
 //   {"ev":"start","unix_ms":...,"max_batched_tokens":...,"prefill_chunk":...,
-//    "max_seqs":...}
+//    "idle_prefill_tokens":...,"max_seqs":...}
 //   {"ev":"pass","step":N,"t_ms":...,"seqs":...,"decode":...,
 //    "prefill_seqs":...,"prefill_tokens":...,"tokens":...,"budget":...,
 //    "admitted":...,"preempted":...,"running":...,"waiting":...,
@@ -81,6 +81,7 @@ struct TraceStart {
   int64_t unix_ms = 0;
   int max_batched_tokens = 0;
   int prefill_chunk = 0;
+  int idle_prefill_tokens = 0;
   int max_seqs = 0;
 };
 

@@ -131,8 +131,10 @@ StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
   ec.kv_type = kv_type;
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Executor> exec,
                    engine::CreateModelExecutor(model.get(), kv, ec));
+  engine::EngineOptions eo;
+  eo.trace_path = config.trace_path;
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> eng,
-                   engine::Engine::Create(sched, kv, std::move(exec)));
+                   engine::Engine::Create(sched, kv, std::move(exec), eo));
 
   EngineBackendOptions opt;
   ModelInfo& mi = opt.model_info;

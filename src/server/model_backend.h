@@ -34,6 +34,8 @@ struct ModelBackendConfig {
   // out of the window); false keeps every layer's blocks (one group).
   bool kv_split_groups = true;
   int threads = 0;                    // compute threads; 0 = all cores
+  // JSON-lines engine trace (docs/trace.md); empty = off.
+  std::string trace_path;
 };
 
 // What was loaded, for the start-up log.

@@ -57,6 +57,7 @@ inline RunSetup DefaultSetup() {
   s.sched.max_batched_tokens = 1024;
   s.sched.max_seqs = 16;
   s.sched.prefill_chunk = 0;
+  s.sched.idle_prefill_tokens = 0;  // chunks as configured, even alone
   s.sched.max_model_len = 512;
   s.kv.num_blocks = 256;
   s.kv.block_size = 16;

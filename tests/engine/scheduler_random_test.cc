@@ -32,6 +32,7 @@ void RunSeed(unsigned seed, Coverage* cov) {
   c.max_seqs = pick(1, 6);
   c.max_batched_tokens = c.max_seqs + pick(0, 40);
   c.prefill_chunk = pick(0, 3) == 0 ? 0 : pick(1, 24);
+  c.idle_prefill_tokens = pick(0, 1) == 0 ? 0 : pick(1, 64);
   c.enable_prefix_caching = pick(0, 2) != 0;
   c.max_queue = 64;
   c.max_model_len = pick(16, 80);

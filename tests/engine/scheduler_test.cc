@@ -19,8 +19,12 @@ kv::KvCacheConfig Kv(int blocks, int bs = 16, int window = 0) {
   return c;
 }
 
-SchedulerConfig Cfg(int budget, int seqs, int chunk, bool prefix = true) {
+// idle_prefill_tokens 0: passes without decodes keep to `budget` and
+// `chunk` too, unless a test turns the idle budget on.
+SchedulerConfig Cfg(int budget, int seqs, int chunk, bool prefix = true,
+                    int idle = 0) {
   SchedulerConfig c;
+  c.idle_prefill_tokens = idle;
   c.max_batched_tokens = budget;
   c.max_seqs = seqs;
   c.prefill_chunk = chunk;
@@ -99,6 +103,34 @@ TEST(SchedulerTest, ChunkedPrefillOnlyLastChunkNeedsLogits) {
   }
   EXPECT_EQ(chunks, (std::vector<int>{16, 16, 8}));
   sim.RunUntilIdle();
+  sim.CheckAllDone();
+}
+
+TEST(SchedulerTest, IdlePassesTakeTheIdleBudgetUntilADecodeRuns) {
+  // Budget 8 / chunk 4 while anything decodes; 32 without a decode.
+  Sim sim(Cfg(8, 4, 4, true, /*idle=*/32), Kv(64, 4));
+  ASSERT_TRUE(sim.Submit(1, Prompt(1, 70), MaxTokens(3)).ok());
+  // Alone: 32 + 32 + 6 prompt tokens, the last pass samples.
+  StepPlan p1 = sim.Step();
+  EXPECT_EQ(p1.budget, 32);
+  ASSERT_EQ(p1.seqs.size(), 1u);
+  EXPECT_EQ(p1.seqs[0].num_new_tokens, 32);
+  StepPlan p2 = sim.Step();
+  EXPECT_EQ(p2.seqs[0].num_new_tokens, 32);
+  StepPlan p3 = sim.Step();
+  EXPECT_EQ(p3.seqs[0].num_new_tokens, 6);
+  EXPECT_TRUE(p3.seqs[0].needs_logits);
+  // Request 1 decodes now: a new prompt gets the tight budget around it.
+  ASSERT_TRUE(sim.Submit(2, Prompt(100, 40), MaxTokens(2)).ok());
+  StepPlan p4 = sim.Step();
+  EXPECT_EQ(p4.budget, 8);
+  ASSERT_EQ(p4.seqs.size(), 2u);
+  EXPECT_EQ(p4.seqs[0].id, 1);
+  EXPECT_EQ(p4.seqs[0].num_new_tokens, 1);
+  EXPECT_EQ(p4.seqs[1].num_new_tokens, 4);
+  sim.RunUntilIdle();
+  EXPECT_EQ(sim.output(1).size(), 3u);
+  EXPECT_EQ(sim.output(2).size(), 2u);
   sim.CheckAllDone();
 }
 

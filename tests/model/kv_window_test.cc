@@ -114,6 +114,7 @@ Result RunPrompts(const model::Model& m, const KvSetup& setup,
   sc.max_batched_tokens = 1024;
   sc.max_seqs = 4;
   sc.prefill_chunk = setup.prefill_chunk;
+  sc.idle_prefill_tokens = 0;  // chunks as configured, even alone
   sc.max_model_len = 4096;
   kv::KvCacheConfig kv;
   kv.block_size = kBlockSize;
