@@ -23,6 +23,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "kernels/avx2_internal.h"
@@ -46,6 +47,22 @@ struct TQ8_0 {
 
 // Blocks whose scale products are staged at once (a multiple of 8).
 constexpr int kChunk = 64;
+
+// Software prefetch distance in weight rows. A tile reads kMaxTileRows rows
+// side by side, so the hardware streamer sees short interleaved streams and
+// only the last row continues into the next tile. Each tile therefore
+// prefetches the bytes it reads at the same place of the next tile's rows
+// (MatMul walks weight rows in tiles of kMaxTileRows). Measured on the 1B
+// Q4_0 model, 1 thread: tg -10..15% ms/token (decode is memory bound at
+// M = 1). A prefetch never faults, so running past the matrix is harmless.
+constexpr size_t kPrefetchRows = kMaxTileRows;
+
+// Prefetches the line `ahead` bytes past p (integer arithmetic: the address
+// may lie outside the matrix, where a pointer may not point).
+static inline void Prefetch(const void* p, size_t ahead) {
+  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + ahead),
+               _MM_HINT_T0);
+}
 
 // out[j] = float(blocks[j].d) for j < n.
 template <typename Block>
@@ -76,6 +93,7 @@ void LegacyTile(int64_t k, const void* w, size_t w_stride, const void* xq,
   for (int r = 0; r < RW; ++r) {
     wb[r] = reinterpret_cast<const Block*>(static_cast<const char*>(w) + r * w_stride);
   }
+  const size_t ahead = kPrefetchRows * w_stride;
   const int8_t* aq[RC];
   const float* ad[RC];
   const float* ads[RC];
@@ -133,6 +151,8 @@ void LegacyTile(int64_t k, const void* w, size_t w_stride, const void* xq,
       }
 #pragma GCC unroll 4
       for (int r = 0; r < RW; ++r) {
+        // The same place in the next tile's rows (see kPrefetchRows).
+        Prefetch(wb[r] + b, ahead);
         const __m256i q = F::Unpack(wb[r][b]);
         const __m256i u = F::kSigned ? _mm256_sign_epi8(q, q) : q;
 #pragma GCC unroll 4
@@ -210,6 +230,7 @@ void PairTile(int64_t k, const void* w, size_t w_stride, const void* xq,
   for (int r = 0; r < RW; ++r) {
     wb[r] = reinterpret_cast<const Block*>(static_cast<const char*>(w) + r * w_stride);
   }
+  const size_t ahead = kPrefetchRows * w_stride;
   const int8_t* aq[RC];
   const float* ad[RC];
   const float* ads[RC];
@@ -264,6 +285,8 @@ void PairTile(int64_t k, const void* w, size_t w_stride, const void* xq,
       const bool lone = j + 1 == n;  // the odd last block, padded with zeros
 #pragma GCC unroll 4
       for (int r = 0; r < RW; ++r) {
+        // The same place in the next tile's rows (see kPrefetchRows).
+        Prefetch(wb[r] + b, ahead);
         __m256i lo, hi;
         F::Unpack(wb[r] + b, lone ? nullptr : wb[r] + b + 1, &lo, &hi);
 #pragma GCC unroll 4
