@@ -88,8 +88,9 @@ StatusOr<std::unique_ptr<PagedKvCache>> PagedKvCache::Create(
         o.num_blocks, o.block_size, HumanBytes(bytes).c_str()));
   }
   c->bytes_ = static_cast<uint64_t>(bytes);
-  // Uninitialized: a row is always written before it is read, and untouched
-  // pages cost no memory.
+  // Zeroed, which touches every page now: the cache is allocated once from
+  // its budget, so its memory is resident from the start (RSS stays flat as
+  // blocks fill, and a machine without the memory fails here, not later).
   for (int32_t l = 0; l < c->n_layer_; ++l) {
     const size_t slots =
         static_cast<size_t>(c->group_num_blocks(c->layer_group_[size_t(l)])) *
@@ -102,6 +103,8 @@ StatusOr<std::unique_ptr<PagedKvCache>> PagedKvCache::Create(
       return ResourceExhaustedError(StrFormat(
           "cannot allocate a paged KV cache of %s", HumanBytes(bytes).c_str()));
     }
+    std::memset(c->k_.back().get(), 0, slots * static_cast<size_t>(c->k_row_));
+    std::memset(c->v_.back().get(), 0, slots * static_cast<size_t>(c->v_row_));
   }
   return c;
 }
