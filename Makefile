@@ -20,8 +20,12 @@ deps:
 model: deps
 	@bash scripts/default-model.sh
 
+# Warnings are errors in the release and debug builds; the sanitizer builds
+# only report them (GCC's -Wmaybe-uninitialized misfires inside Boost.Beast
+# under -fsanitize=address at -O2).
+WERROR := $(if $(filter asan tsan,$(BUILD_TYPE)),OFF,ON)
 configure: deps
-	@cmake --preset $(BUILD_TYPE) -DWEFT_WERROR=ON >/dev/null
+	@cmake --preset $(BUILD_TYPE) -DWEFT_WERROR=$(WERROR) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -57,7 +61,7 @@ ASAN_CI_TESTS := util_test tensor_test gguf_test cpu_features_test \
 empty :=
 space := $(empty) $(empty)
 test-ci-asan: model deps
-	@cmake --preset asan -DWEFT_WERROR=ON >/dev/null
+	@cmake --preset asan -DWEFT_WERROR=OFF >/dev/null
 	@cmake --build build/asan -j $(JOBS) --target $(ASAN_CI_TESTS)
 	@ctest --test-dir build/asan --output-on-failure -j $(JOBS) \
 	  -R '^($(subst $(space),|,$(strip $(ASAN_CI_TESTS))))$$' $(CTEST_ARGS)
