@@ -2,7 +2,10 @@
 # Property-based API fuzzing: schemathesis generates requests from
 # docs/openapi.yaml (valid and invalid ones) against a live `weft serve` and
 # checks every response against the document (status codes, content types,
-# schemas, headers) and that no request gets a 5xx. Excluded check:
+# schemas, headers) and that no request gets a 5xx. Excluded checks:
+# max_response_time (a chat request without max_tokens generates to the end
+# of the context, which takes tens of seconds on a loaded 2-core machine:
+# slowness, not a contract violation) and
 # positive_data_acceptance (schema-valid bodies
 # can still be refused for model-dependent reasons the document cannot
 # state: token ids >= the vocabulary, prompts over the context, chat
@@ -40,7 +43,7 @@ done
 rc=0
 "$venv/bin/schemathesis" run docs/openapi.yaml --url "http://127.0.0.1:$port" \
   -H "Authorization: Bearer $key" \
-  --checks all --exclude-checks positive_data_acceptance \
+  --checks all --exclude-checks positive_data_acceptance,max_response_time \
   --max-examples "${API_FUZZ_EXAMPLES:-100}" \
   --seed "${API_FUZZ_SEED:-1}" --request-timeout 300 --workers 2 \
   --generation-database build/api-fuzz-db --continue-on-failure "$@" || rc=$?
