@@ -27,15 +27,12 @@
 #include <vector>
 
 #include "apps/bench.h"
+#include "apps/build_info.h"
 #include "apps/flags.h"
 #include "engine/engine.h"
 #include "engine/model_executor.h"
 #include "model/model.h"
 #include "util/strings.h"
-
-#ifndef WEFT_DEFAULT_MODEL
-#define WEFT_DEFAULT_MODEL "models/gemma-3-270m-q4_k_m.gguf"
-#endif
 
 namespace weft::apps {
 namespace {

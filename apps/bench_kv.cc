@@ -25,16 +25,14 @@
 #include <vector>
 
 #include "apps/bench.h"
+#include "apps/bench_json.h"
+#include "apps/build_info.h"
 #include "apps/flags.h"
 #include "engine/model_executor.h"
 #include "engine/scheduler.h"
 #include "model/model.h"
 #include "model/paged_kv_cache.h"
 #include "util/strings.h"
-
-#ifndef WEFT_DEFAULT_MODEL
-#define WEFT_DEFAULT_MODEL "models/gemma-3-270m-q4_k_m.gguf"
-#endif
 
 namespace weft::apps {
 namespace {
@@ -345,14 +343,7 @@ int RunBenchKv(int argc, char** argv) {
     std::printf("| ttft | prompt | hit tokens | ms | min-max |\n|---|---|---|---|---|\n%s",
                 ttft_table.c_str());
   }
-  if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    f << out.dump(2) << "\n";
-    if (!f.good()) {
-      std::fprintf(stderr, "weft bench kv: cannot write %s\n", json_path.c_str());
-      return 1;
-    }
-  }
+  if (!json_path.empty() && !WriteBenchJson(json_path, out, "kv")) return 1;
   return 0;
 }
 

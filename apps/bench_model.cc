@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/bench_json.h"
+#include "apps/build_info.h"
 #include "apps/command.h"
 #include "apps/flags.h"
 #include "kernels/bandwidth.h"
@@ -30,13 +32,6 @@
 #if __has_include("apps/bench.h")
 #include "apps/bench.h"
 #define WEFT_HAVE_BENCH_VERBS 1
-#endif
-
-#ifndef WEFT_GIT_COMMIT
-#define WEFT_GIT_COMMIT "unknown"
-#endif
-#ifndef WEFT_DEFAULT_MODEL
-#define WEFT_DEFAULT_MODEL "models/gemma-3-270m-q4_k_m.gguf"
 #endif
 
 namespace weft::apps {
@@ -297,14 +292,7 @@ int RunBenchModel(int argc, char** argv) {
   std::printf("- read bandwidth (same run): %.1f GB/s\n\n", bandwidth);
   std::printf("| test | ms/step | total ms (min-max) | tokens/s (min-max) | weights GB/s | %% roofline |\n");
   std::printf("|---|---|---|---|---|---|\n%s", table.c_str());
-  if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    f << out.dump(2) << "\n";
-    if (!f.good()) {
-      std::fprintf(stderr, "weft bench model: cannot write %s\n", json_path.c_str());
-      return 1;
-    }
-  }
+  if (!json_path.empty() && !WriteBenchJson(json_path, out, "model")) return 1;
   return 0;
 }
 
