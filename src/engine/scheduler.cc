@@ -26,11 +26,6 @@ Scheduler::Scheduler(const SchedulerConfig& config,
                      const kv::KvCacheConfig& kv_config)
     : config_(config), kv_(kv_config) {}
 
-int Scheduler::ChunkCap() const {
-  return config_.prefill_chunk > 0 ? config_.prefill_chunk
-                                   : config_.max_batched_tokens;
-}
-
 Status Scheduler::Submit(RequestSpec spec) {
   if (spec.prompt.empty()) return InvalidArgumentError("empty prompt");
   if (requests_.count(spec.id)) {
@@ -47,7 +42,7 @@ Status Scheduler::Submit(RequestSpec spec) {
     return InvalidArgumentError("max_tokens must be >= 1");
   }
   for (int g = 0; g < kv_.num_groups(); ++g) {
-    const int need = kv_.MaxBlocksHeld(g, n + 1, ChunkCap());
+    const int need = kv_.MaxBlocksHeld(g, n + 1, config_.ChunkCap());
     if (need > kv_.pool(g).num_blocks()) {
       return ResourceExhaustedError(StrFormat(
           "prompt of %d tokens needs %d KV blocks%s; the cache has %d", n,
@@ -162,7 +157,7 @@ StepPlan Scheduler::Schedule() {
     pass.chunk_cap = config_.MaxChunk();
   } else {
     pass.budget = config_.max_batched_tokens;
-    pass.chunk_cap = ChunkCap();
+    pass.chunk_cap = config_.ChunkCap();
   }
   pass.plan.budget = pass.budget;
   for (const Request* r : running_) {
@@ -207,10 +202,10 @@ void Scheduler::ScheduleRunning(Request* req, Pass* pass) {
       AddToPlan(req, n, *alloc, /*admitted=*/false, pass);
       return;
     }
-    if (n > ChunkCap() && remaining > 1) {
+    if (n > config_.ChunkCap() && remaining > 1) {
       // An idle pass's large chunk does not fit: take a normal one before
       // preempting anyone for it.
-      n = ChunkCap();
+      n = config_.ChunkCap();
       continue;
     }
     Request* victim = running_.back();
@@ -236,9 +231,9 @@ bool Scheduler::TryAdmit(Request* req, Pass* pass) {
                     remaining > 1 ? pass->chunk_cap : remaining});
   std::optional<kv::SlotAllocation> alloc =
       kv_.AllocateSlots(req->id, n, &hit, req->num_tokens());
-  if (!alloc && n > ChunkCap()) {
+  if (!alloc && n > config_.ChunkCap()) {
     // An idle pass's large chunk does not fit: try a normal one.
-    n = ChunkCap();
+    n = config_.ChunkCap();
     alloc = kv_.AllocateSlots(req->id, n, &hit, req->num_tokens());
   }
   if (!alloc) return false;

@@ -90,7 +90,6 @@ class Scheduler {
   struct Pass;
   Scheduler(const SchedulerConfig& config, const kv::KvCacheConfig& kv_config);
 
-  int ChunkCap() const;
   void ScheduleRunning(Request* req, Pass* pass);
   bool TryAdmit(Request* req, Pass* pass);
   // `admitted`: the request joined running in this pass (ScheduledSeq::

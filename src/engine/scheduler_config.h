@@ -60,11 +60,12 @@ struct SchedulerConfig {
     return OkStatus();
   }
 
-  // The most prompt tokens one sequence may feed in one pass.
-  int MaxChunk() const {
-    const int chunk = prefill_chunk > 0 ? prefill_chunk : max_batched_tokens;
-    return std::max(chunk, idle_prefill_tokens);
+  // Prompt tokens one sequence may feed in a pass that carries decodes.
+  int ChunkCap() const {
+    return prefill_chunk > 0 ? prefill_chunk : max_batched_tokens;
   }
+  // The most prompt tokens one sequence may feed in one pass.
+  int MaxChunk() const { return std::max(ChunkCap(), idle_prefill_tokens); }
   // The most tokens one pass may hold.
   int MaxPassTokens() const {
     return std::max(max_batched_tokens, idle_prefill_tokens);

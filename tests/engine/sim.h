@@ -155,9 +155,7 @@ class Sim {
     EXPECT_LE(static_cast<int>(plan.seqs.size()), config_.max_seqs);
     int sum = 0;
     std::set<RequestId> ids;
-    const int cap = idle ? config_.MaxChunk()
-                         : config_.prefill_chunk > 0 ? config_.prefill_chunk
-                                                     : config_.max_batched_tokens;
+    const int cap = idle ? config_.MaxChunk() : config_.ChunkCap();
     for (const ScheduledSeq& s : plan.seqs) {
       EXPECT_TRUE(ids.insert(s.id).second) << "twice in a plan: " << s.id;
       EXPECT_GE(s.num_new_tokens, 1);
