@@ -472,6 +472,12 @@ ApiResult<TokenizeRequest> ParseTokenizeRequest(std::string_view body) {
   std::optional<json> j = ParseBody(body, &err);
   if (!j) return *err;
   TokenizeRequest r;
+  // Text or messages, never both (even a null one), so a request never has
+  // a part that is silently ignored.
+  if (j->contains("messages") && (j->contains("prompt") || j->contains("content"))) {
+    return BadRequest("give either 'prompt' (or 'content') or 'messages', not both",
+                      "messages");
+  }
   FieldReader f(*j);
   f.Bool("add_special", &r.add_special);
   f.Bool("add_special_tokens", &r.add_special);

@@ -218,6 +218,16 @@ TEST_F(ServerTest, ModelsHealthTokenize) {
   json t3 = json::parse(Post("/tokenize", R"({"messages":
       [{"role": "user", "content": "q"}]})").body);
   EXPECT_EQ(t3["count"], std::string("<|user|>q\n<|assistant|>").size());
+  // Text and messages together are ambiguous: a 400 naming 'messages', also
+  // when the messages are invalid or null.
+  for (const char* body :
+       {R"({"prompt": "ab", "messages": [{"role": "user", "content": "q"}]})",
+        R"({"content": "ab", "messages": [{"role": "nobody"}]})",
+        R"({"prompt": "ab", "messages": null})"}) {
+    ClientResponse both = Post("/tokenize", body);
+    EXPECT_EQ(both.status, 400) << body;
+    EXPECT_EQ(json::parse(both.body)["error"]["param"], "messages") << body;
+  }
   json d = json::parse(Post("/detokenize", R"({"tokens": [100, 101]})").body);
   EXPECT_EQ(d["prompt"], "ab");
 }
