@@ -1,0 +1,225 @@
+// Workloads and one measured engine run for `weft bench engine`.
+#include "apps/bench_engine_run.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <utility>
+
+#include "engine/model_executor.h"
+
+namespace weft::apps::bench_engine {
+
+Percentiles Summarize(std::vector<double> v) {
+  Percentiles p;
+  if (v.empty()) return p;
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) {
+    const double pos = q * static_cast<double>(v.size() - 1);
+    const size_t lo = static_cast<size_t>(pos);
+    const size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+  };
+  p.p50 = at(0.5);
+  p.p90 = at(0.9);
+  p.p99 = at(0.99);
+  p.max = v.back();
+  double s = 0;
+  for (double x : v) s += x;
+  p.mean = s / static_cast<double>(v.size());
+  return p;
+}
+
+Workload MakeWorkload(const model::ModelConfig& mc, int n, int prompt_len,
+                      int output_len, uint64_t seed) {
+  // Plain vocabulary ids: skip the low ids (control tokens in most vocabs)
+  // and the top quarter of big vocabs (Gemma's image/unused tokens).
+  const int32_t v = static_cast<int32_t>(mc.n_vocab);
+  const int32_t lo = v > 4096 ? 1000 : std::min(3, v - 1);
+  const int32_t hi = v > 4096 ? v / 4 * 3 : v;
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int32_t> dist(lo, hi - 1);
+  Workload w;
+  w.output_len = output_len;
+  for (int i = 0; i < n; ++i) {
+    std::vector<engine::TokenId> p(static_cast<size_t>(prompt_len));
+    for (auto& t : p) t = dist(rng);
+    w.prompts.push_back(std::move(p));
+  }
+  return w;
+}
+
+namespace {
+
+// Fills the S2 figures: the streams' token gaps split by whether they end
+// inside a long request's prefill window (arrival .. first token].
+void SummarizeS2(const Workload& w, const std::vector<Timing>& timing,
+                 BenchResult* r) {
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> windows;
+  std::vector<double> long_ttft;
+  for (size_t i = 0; i < timing.size(); ++i) {
+    if (i >= w.is_long.size() || !w.is_long[i]) continue;
+    const Timing& t = timing[i];
+    if (t.tokens == 0) continue;
+    windows.emplace_back(t.submit, t.first);
+    long_ttft.push_back(Ms(t.submit, t.first));
+  }
+  std::vector<double> during, base;
+  for (size_t i = 0; i < timing.size(); ++i) {
+    if (i < w.is_long.size() && w.is_long[i]) continue;
+    const std::vector<Clock::time_point>& tt = timing[i].token_times;
+    for (size_t k = 1; k < tt.size(); ++k) {
+      bool in = false;
+      for (const auto& [a, b] : windows) in |= tt[k] > a && tt[k] <= b;
+      (in ? during : base).push_back(Ms(tt[k - 1], tt[k]));
+    }
+  }
+  r->num_prefill_gaps = static_cast<int64_t>(during.size());
+  r->num_base_gaps = static_cast<int64_t>(base.size());
+  r->itl_prefill_ms = Summarize(std::move(during));
+  r->itl_base_ms = Summarize(std::move(base));
+  r->long_ttft_ms = Summarize(std::move(long_ttft));
+}
+
+}  // namespace
+
+StatusOr<BenchResult> RunPoint(const model::Model& model, const Workload& w,
+                               const BenchPoint& pt, int64_t kv_blocks,
+                               int threads, uint64_t seed,
+                               const engine::EngineOptions& eo) {
+  engine::SchedulerConfig sc;
+  sc.max_batched_tokens = static_cast<int>(pt.max_batched_tokens);
+  sc.max_seqs = static_cast<int>(pt.max_seqs);
+  sc.prefill_chunk = static_cast<int>(pt.prefill_chunk);
+  sc.max_model_len = w.MaxLen() + 8;
+  sc.max_queue = std::max<int>(1024, static_cast<int>(w.prompts.size()) + 1);
+  kv::KvCacheConfig kc;
+  kc.num_blocks = static_cast<int>(kv_blocks);
+  kc.block_size = 16;
+  engine::ModelExecutorConfig ec;
+  ec.num_threads = threads;
+  ASSIGN_OR_RETURN(auto exec, engine::CreateModelExecutor(&model, kc, ec));
+  ASSIGN_OR_RETURN(auto eng,
+                   engine::Engine::Create(sc, kc, std::move(exec), eo));
+
+  const int n = static_cast<int>(w.prompts.size());
+  std::vector<Timing> timing(static_cast<size_t>(n));
+  std::mutex mu;
+  std::condition_variable cv;
+  int in_flight = 0, done = 0;
+  auto submit = [&](int i) -> Status {
+    engine::RequestSpec spec;
+    spec.id = i;
+    spec.prompt = w.prompts[static_cast<size_t>(i)];
+    spec.stop.max_tokens = w.OutputLen(static_cast<size_t>(i));
+    spec.sampling.temperature = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      timing[static_cast<size_t>(i)].submit = Clock::now();
+      ++in_flight;
+    }
+    Status st =
+        eng->Submit(std::move(spec), [&, i](const engine::RequestEvent& ev) {
+          const Clock::time_point now = Clock::now();
+          std::lock_guard<std::mutex> lock(mu);
+          Timing& t = timing[static_cast<size_t>(i)];
+          for (size_t k = 0; k < ev.new_tokens.size(); ++k) {
+            if (t.tokens == 0) {
+              t.first = now;
+            } else {
+              t.itl_ms.push_back(Ms(t.last, now));
+            }
+            t.last = now;
+            t.token_times.push_back(now);
+            ++t.tokens;
+          }
+          if (ev.finished) {
+            t.finished = true;
+            t.failed = ev.reason == engine::FinishReason::kError ||
+                       ev.reason == engine::FinishReason::kAborted;
+            t.done = now;
+            --in_flight;
+            ++done;
+            cv.notify_all();
+          }
+        });
+    if (!st.ok()) {
+      std::lock_guard<std::mutex> lock(mu);
+      --in_flight;
+      ++done;
+      timing[static_cast<size_t>(i)].failed = true;
+      cv.notify_all();
+    }
+    return st;
+  };
+
+  std::mt19937_64 rng(seed ^ 0x5bd1e995);
+  std::exponential_distribution<double> gap(pt.rate > 0 ? pt.rate : 1.0);
+  const bool scheduled = !w.arrival_s.empty();
+  const int cap =
+      pt.concurrency > 0 && !scheduled ? static_cast<int>(pt.concurrency) : n;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point next_arrival = start;
+  for (int i = 0; i < n; ++i) {
+    if (scheduled) {
+      next_arrival = start + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(
+                                     w.arrival_s[static_cast<size_t>(i)]));
+      std::this_thread::sleep_until(next_arrival);
+    } else if (pt.rate > 0) {
+      next_arrival += std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(gap(rng)));
+      std::this_thread::sleep_until(next_arrival);
+    }
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return in_flight < cap; });
+    }
+    Status st = submit(i);
+    if (!st.ok()) {
+      std::fprintf(stderr, "weft bench engine: request %d: %s\n", i,
+                   st.ToString().c_str());
+    }
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return done == n; });
+  }
+  const Clock::time_point end = Clock::now();
+  eng->WaitUntilIdle();
+
+  BenchResult r;
+  r.point = pt;
+  r.duration_s = Ms(start, end) / 1000.0;
+  r.stats = eng->stats();
+  r.loop = eng->loop_stats();
+  std::vector<double> ttft, itl, e2e, tpot;
+  for (int i = 0; i < n; ++i) {
+    const Timing& t = timing[static_cast<size_t>(i)];
+    if (t.failed || !t.finished) {
+      ++r.num_failed;
+      continue;
+    }
+    ++r.num_ok;
+    r.prompt_tokens +=
+        static_cast<int64_t>(w.prompts[static_cast<size_t>(i)].size());
+    r.output_tokens += t.tokens;
+    if (t.tokens > 0) ttft.push_back(Ms(t.submit, t.first));
+    if (t.tokens > 1) {
+      tpot.push_back((Ms(t.submit, t.done) - Ms(t.submit, t.first)) /
+                     (t.tokens - 1));
+    }
+    itl.insert(itl.end(), t.itl_ms.begin(), t.itl_ms.end());
+    e2e.push_back(Ms(t.submit, t.done));
+  }
+  r.ttft_ms = Summarize(std::move(ttft));
+  r.itl_ms = Summarize(std::move(itl));
+  r.e2e_ms = Summarize(std::move(e2e));
+  r.tpot_ms = Summarize(std::move(tpot));
+  if (!w.is_long.empty()) SummarizeS2(w, timing, &r);
+  return r;
+}
+
+}  // namespace weft::apps::bench_engine
