@@ -3,6 +3,8 @@
 // weight bytes read) and M = 8, 64, 512 (GFLOP/s; the M=8 time is also
 // reported as a ratio to M=1 by comparing the two rows). Also the memory
 // read-bandwidth probe, the roofline the M=1 numbers are compared with.
+// The "gemma_out" shape (Q8_0 only, M = 1, 8, 16) is Gemma 3's tied output
+// matrix: GFLOP/s / 2 is the GMAC/s issue #5's B=8 target depends on.
 //
 //   kernels_bench [--isa=scalar|avx2|avx512] [--threads=N] [benchmark flags]
 //
@@ -43,7 +45,10 @@ struct Shape {
   const char* name;
   int64_t k, n;
 };
-constexpr Shape kShapes[] = {{"gemma270m", 640, 2048}, {"llama1b", 2048, 5632}};
+// gemma_out: Gemma 3's tied Q8_0 output matrix (262144 x 640, 170 MiB in
+// Q8_0), the largest product of a decode step (filter on /5/2/ for Q8_0).
+constexpr Shape kShapes[] = {
+    {"gemma270m", 640, 2048}, {"llama1b", 2048, 5632}, {"gemma_out", 640, 262144}};
 
 // Weight copies for one (type, shape), built once.
 struct Weights {
@@ -110,6 +115,13 @@ void MatMulBenchArgs(benchmark::internal::Benchmark* b) {
   for (int t = 0; t < static_cast<int>(std::size(kTypes)); ++t) {
     for (int s = 0; s < static_cast<int>(std::size(kShapes)); ++s) {
       if (kShapes[s].k % TypeTraits(kTypes[t]).block_size != 0) continue;
+      if (std::strcmp(kShapes[s].name, "gemma_out") == 0) {
+        // Only the decode batches (M = 64+ would take seconds per call).
+        if (kTypes[t] == GgmlType::kQ8_0) {
+          for (int m : {1, 8, 16}) b->Args({t, s, m});
+        }
+        continue;
+      }
       for (int m : {1, 8, 64, 512}) b->Args({t, s, m});
     }
   }

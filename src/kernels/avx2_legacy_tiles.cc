@@ -10,9 +10,11 @@
 // per step, see there) or |w| with the activation's sign flipped by w (Q8_0,
 // LegacyTile). The unsigned codes carry an offset (w = dw * (u - kOffset)),
 // removed once at the end with the activation block sums:
-// kOffset * sum_b dw[r][b] * ds[c][b]. The scale products of 64 blocks are
-// staged in a small buffer first (vector multiplies), so the inner loop is
-// maddubs, madd, cvt and one FMA with a broadcast scale per pair and block.
+// kOffset * sum_b dw[r][b] * ds[c][b]. LegacyTile stages the scale products
+// of 64 blocks in a small buffer first (vector multiplies), so its inner
+// loop is sign, maddubs, madd, cvt and one FMA with a broadcast scale per
+// pair and block; PairTile expands the scales once per row and column and
+// multiplies them in the loop (see there).
 //
 // Bitwise contract: every pair's result is computed by the same sequence of
 // float operations whatever RW, RC and the pair's place in the tile are
@@ -23,8 +25,10 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "kernels/avx2_internal.h"
 #include "kernels/simd_x86.h"
@@ -48,14 +52,14 @@ struct TQ8_0 {
 // Blocks whose scale products are staged at once (a multiple of 8).
 constexpr int kChunk = 64;
 
-// Software prefetch distance in weight rows. A tile reads kMaxTileRows rows
-// side by side, so the hardware streamer sees short interleaved streams and
-// only the last row continues into the next tile. Each tile therefore
-// prefetches the bytes it reads at the same place of the next tile's rows
-// (MatMul walks weight rows in tiles of kMaxTileRows). Measured on the 1B
-// Q4_0 model, 1 thread: tg -10..15% ms/token (decode is memory bound at
-// M = 1). A prefetch never faults, so running past the matrix is harmless.
-constexpr size_t kPrefetchRows = kMaxTileRows;
+// Software prefetch distance in weight rows: TR, the kernel's tile height
+// (MatMulKernel::tile_rows). A tile reads TR rows side by side, so the
+// hardware streamer sees short interleaved streams and only the last row
+// continues into the next tile. Each tile therefore prefetches the bytes it
+// reads at the same place of the next tile's rows (MatMul walks weight rows
+// in tiles of tile_rows). Measured on the 1B Q4_0 model, 1 thread: tg
+// -10..15% ms/token (decode is memory bound at M = 1). A prefetch never
+// faults, so running past the matrix is harmless.
 
 // Prefetches the line `ahead` bytes past p (integer arithmetic: the address
 // may lie outside the matrix, where a pointer may not point).
@@ -83,7 +87,7 @@ static inline void LoadScales(const Block* blocks, int n, float* out) {
   for (; j < n; ++j) out[j] = Fp16(blocks[j].d);
 }
 
-template <typename F, int RW, int RC>
+template <typename F, int RW, int RC, int TR>
 void LegacyTile(int64_t k, const void* w, size_t w_stride, const void* xq,
                 size_t xq_stride, float* y, size_t y_stride) {
   using Block = typename F::Block;
@@ -93,7 +97,7 @@ void LegacyTile(int64_t k, const void* w, size_t w_stride, const void* xq,
   for (int r = 0; r < RW; ++r) {
     wb[r] = reinterpret_cast<const Block*>(static_cast<const char*>(w) + r * w_stride);
   }
-  const size_t ahead = kPrefetchRows * w_stride;
+  const size_t ahead = TR * w_stride;
   const int8_t* aq[RC];
   const float* ad[RC];
   const float* ads[RC];
@@ -151,7 +155,7 @@ void LegacyTile(int64_t k, const void* w, size_t w_stride, const void* xq,
       }
 #pragma GCC unroll 4
       for (int r = 0; r < RW; ++r) {
-        // The same place in the next tile's rows (see kPrefetchRows).
+        // The same place in the next tile's rows (see the prefetch note).
         Prefetch(wb[r] + b, ahead);
         const __m256i q = F::Unpack(wb[r][b]);
         const __m256i u = F::kSigned ? _mm256_sign_epi8(q, q) : q;
@@ -219,9 +223,36 @@ struct PQ5_0 {
   }
 };
 
-template <typename F, int RW, int RC>
+// dst[4 j .. 4 j + 3] = src[j] for j < n (each scale 4 times: a pair of
+// blocks' scales as one vector in the pair kernels' lane order), then 4
+// zeros when n is odd (the padded block).
+static inline void Expand4(const float* src, int n, float* dst) {
+  const int n8 = n & ~7;
+  for (int j = 0; j < n8; j += 8) {
+    const __m256 v = _mm256_loadu_ps(src + j);
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) {
+      const __m256i idx = _mm256_setr_epi32(2 * q, 2 * q, 2 * q, 2 * q, 2 * q + 1, 2 * q + 1,
+                                            2 * q + 1, 2 * q + 1);
+      _mm256_store_ps(dst + 4 * j + 8 * q, _mm256_permutevar8x32_ps(v, idx));
+    }
+  }
+  for (int j = n8; j < n; ++j) {
+    for (int q = 0; q < 4; ++q) dst[4 * j + q] = src[j];
+  }
+  if (n % 2 != 0) {
+    for (int q = 0; q < 4; ++q) dst[4 * n + q] = 0.0f;
+  }
+}
+
+// The scales of a chunk are expanded once per weight row (shared by the RC
+// columns) and once per activation row (shared by the RW rows); the pair's
+// scale product is one multiply in the inner loop (the same float product
+// dw * da as a staged buffer would hold, so results are unchanged bit for
+// bit, without RW * RC staging passes per chunk).
+template <typename F, int RW, int RC, int TR>
 void PairTile(int64_t k, const void* w, size_t w_stride, const void* xq,
-                  size_t xq_stride, float* y, size_t y_stride) {
+              size_t xq_stride, float* y, size_t y_stride) {
   const int64_t nb = k / 32;
   const int64_t np = (nb + 1) / 2;
   using Block = typename F::Block;
@@ -230,7 +261,7 @@ void PairTile(int64_t k, const void* w, size_t w_stride, const void* xq,
   for (int r = 0; r < RW; ++r) {
     wb[r] = reinterpret_cast<const Block*>(static_cast<const char*>(w) + r * w_stride);
   }
-  const size_t ahead = kPrefetchRows * w_stride;
+  const size_t ahead = TR * w_stride;
   const int8_t* aq[RC];
   const float* ad[RC];
   const float* ads[RC];
@@ -252,32 +283,24 @@ void PairTile(int64_t k, const void* w, size_t w_stride, const void* xq,
     }
   }
   alignas(32) float dws[RW][kChunk];
-  alignas(32) float sc[RW][RC][4 * kChunk];
+  alignas(32) float dwx[RW][4 * kChunk + 8];
+  alignas(32) float dax[RC][4 * kChunk + 8];
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kChunk, nb - b0));
     const int n8 = n & ~7;
-#pragma GCC unroll 4
-    for (int r = 0; r < RW; ++r) LoadScales(wb[r] + b0, n, dws[r]);
+    for (int r = 0; r < RW; ++r) {
+      LoadScales(wb[r] + b0, n, dws[r]);
+      Expand4(dws[r], n, dwx[r]);
+    }
+    for (int c = 0; c < RC; ++c) Expand4(ad[c] + b0, n, dax[c]);
     for (int r = 0; r < RW; ++r) {
       for (int c = 0; c < RC; ++c) {
-        float* s = sc[r][c];
         for (int j = 0; j < n8; j += 8) {
-          const __m256 vw = _mm256_load_ps(dws[r] + j);
-          const __m256 v = _mm256_mul_ps(vw, _mm256_loadu_ps(ad[c] + b0 + j));
-          corr[r][c] = _mm256_fmadd_ps(vw, _mm256_loadu_ps(ads[c] + b0 + j), corr[r][c]);
-          for (int q = 0; q < 4; ++q) {
-            const __m256i idx = _mm256_setr_epi32(2 * q, 2 * q, 2 * q, 2 * q, 2 * q + 1,
-                                                  2 * q + 1, 2 * q + 1, 2 * q + 1);
-            _mm256_store_ps(s + 4 * j + 8 * q, _mm256_permutevar8x32_ps(v, idx));
-          }
+          corr[r][c] = _mm256_fmadd_ps(_mm256_load_ps(dws[r] + j),
+                                       _mm256_loadu_ps(ads[c] + b0 + j), corr[r][c]);
         }
-        for (int j = n8; j < n; ++j) {
-          const float v = dws[r][j] * ad[c][b0 + j];
-          s[4 * j] = s[4 * j + 1] = s[4 * j + 2] = s[4 * j + 3] = v;
-          corr_tail[r][c] += dws[r][j] * ads[c][b0 + j];
-        }
-        if (n % 2 != 0) s[4 * n] = s[4 * n + 1] = s[4 * n + 2] = s[4 * n + 3] = 0.0f;
+        for (int j = n8; j < n; ++j) corr_tail[r][c] += dws[r][j] * ads[c][b0 + j];
       }
     }
     for (int j = 0; j < n; j += 2) {
@@ -285,10 +308,11 @@ void PairTile(int64_t k, const void* w, size_t w_stride, const void* xq,
       const bool lone = j + 1 == n;  // the odd last block, padded with zeros
 #pragma GCC unroll 4
       for (int r = 0; r < RW; ++r) {
-        // The same place in the next tile's rows (see kPrefetchRows).
+        // The same place in the next tile's rows (see the prefetch note).
         Prefetch(wb[r] + b, ahead);
         __m256i lo, hi;
         F::Unpack(wb[r] + b, lone ? nullptr : wb[r] + b + 1, &lo, &hi);
+        const __m256 vdw = _mm256_load_ps(dwx[r] + 4 * j);
 #pragma GCC unroll 4
         for (int c = 0; c < RC; ++c) {
           const int8_t* a = aq[c] + 32 * b;
@@ -296,7 +320,8 @@ void PairTile(int64_t k, const void* w, size_t w_stride, const void* xq,
               _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))),
               _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 32))));
           const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones));
-          acc[r][c] = _mm256_fmadd_ps(p, _mm256_load_ps(sc[r][c] + 4 * j), acc[r][c]);
+          const __m256 s = _mm256_mul_ps(vdw, _mm256_load_ps(dax[c] + 4 * j));
+          acc[r][c] = _mm256_fmadd_ps(p, s, acc[r][c]);
         }
       }
     }
@@ -341,42 +366,59 @@ void QuantizeQ8x32Pairs(const float* x, void* xq, int64_t k) {
 
 using Tile = void (*)(int64_t, const void*, size_t, const void*, size_t, float*, size_t);
 
-template <typename F, int RW>
-constexpr Tile kRow[kMaxTileCols] = {LegacyTile<F, RW, 1>, LegacyTile<F, RW, 2>,
-                                     LegacyTile<F, RW, 3>};
-template <typename F>
-constexpr const Tile* kTiles[kMaxTileRows] = {kRow<F, 1>, kRow<F, 2>, kRow<F, 3>, kRow<F, 4>};
-
-template <typename F, int RW>
-constexpr Tile kPairRow[kMaxTileCols] = {PairTile<F, RW, 1>, PairTile<F, RW, 2>,
-                                         PairTile<F, RW, 3>};
-template <typename F>
-constexpr const Tile* kPairTiles[kMaxTileRows] = {kPairRow<F, 1>, kPairRow<F, 2>,
-                                                  kPairRow<F, 3>, kPairRow<F, 4>};
-
-template <typename F>
-void PairTileN(int64_t k, const void* w, size_t w_stride, int nr, const void* xq,
-               size_t xq_stride, int nc, float* y, size_t y_stride) {
-  kPairTiles<F>[nr - 1][nc - 1](k, w, w_stride, xq, xq_stride, y, y_stride);
+// Every (rows, cols) instance of a TR x TC tile kernel, index (nr-1)*TC + nc-1.
+template <template <typename, int, int, int> class K, typename F, int TR, int TC, int... I>
+constexpr std::array<Tile, TR * TC> MakeTiles(std::integer_sequence<int, I...>) {
+  return {&K<F, I / TC + 1, I % TC + 1, TR>::Run...};
 }
 
-template <typename F>
-void LegacyTileN(int64_t k, const void* w, size_t w_stride, int nr, const void* xq,
-                 size_t xq_stride, int nc, float* y, size_t y_stride) {
-  kTiles<F>[nr - 1][nc - 1](k, w, w_stride, xq, xq_stride, y, y_stride);
+template <typename F, int RW, int RC, int TR>
+struct LegacyK {
+  static void Run(int64_t k, const void* w, size_t ws, const void* xq, size_t xs, float* y,
+                  size_t ys) {
+    LegacyTile<F, RW, RC, TR>(k, w, ws, xq, xs, y, ys);
+  }
+};
+template <typename F, int RW, int RC, int TR>
+struct PairK {
+  static void Run(int64_t k, const void* w, size_t ws, const void* xq, size_t xs, float* y,
+                  size_t ys) {
+    PairTile<F, RW, RC, TR>(k, w, ws, xq, xs, y, ys);
+  }
+};
+
+// The TileFn of a TR x TC kernel family.
+template <template <typename, int, int, int> class K, typename F, int TR, int TC>
+void TileN(int64_t k, const void* w, size_t w_stride, int nr, const void* xq, size_t xq_stride,
+           int nc, float* y, size_t y_stride) {
+  static_assert(TR <= kMaxTileRows && TC <= kMaxTileCols);
+  static constexpr std::array<Tile, TR * TC> kTable =
+      MakeTiles<K, F, TR, TC>(std::make_integer_sequence<int, TR * TC>());
+  kTable[(nr - 1) * TC + nc - 1](k, w, w_stride, xq, xq_stride, y, y_stride);
 }
 
-static_assert(kMaxTileRows == 4 && kMaxTileCols == 3, "update the tile tables");
+// Tile shapes (weight rows x activation rows). 4 x 3 measured fastest for
+// both families on Zen 3 (1 thread, bench/kernels: 4 x 2, 2 x 4 and 3 x 3
+// were 5-20% slower at M = 8..64) although GCC keeps some of the 12
+// accumulators on the stack; prefill and batched decode are the cases that
+// care (M = 1 is memory bound).
+constexpr int kQ8Rows = 4, kQ8Cols = 3;
+constexpr int kPairRows = 4, kPairCols = 3;
 
 }  // namespace
 
 void FillLegacyTiles(KernelTable* t) {
   // Q4_0 and Q5_0 read their activations in pair order (no dot kernel).
   t->matmul[static_cast<int>(WeightFormat::kQ4_0)] =
-      MatMulKernel{ActFormat::kQ8x32Pairs, QuantizeQ8x32Pairs, nullptr, PairTileN<PQ4_0>};
+      MatMulKernel{ActFormat::kQ8x32Pairs, QuantizeQ8x32Pairs, nullptr,
+                   TileN<PairK, PQ4_0, kPairRows, kPairCols>, kPairRows, kPairCols};
   t->matmul[static_cast<int>(WeightFormat::kQ5_0)] =
-      MatMulKernel{ActFormat::kQ8x32Pairs, QuantizeQ8x32Pairs, nullptr, PairTileN<PQ5_0>};
-  t->matmul[static_cast<int>(WeightFormat::kQ8_0)].tile = LegacyTileN<TQ8_0>;
+      MatMulKernel{ActFormat::kQ8x32Pairs, QuantizeQ8x32Pairs, nullptr,
+                   TileN<PairK, PQ5_0, kPairRows, kPairCols>, kPairRows, kPairCols};
+  MatMulKernel& q8 = t->matmul[static_cast<int>(WeightFormat::kQ8_0)];
+  q8.tile = TileN<LegacyK, TQ8_0, kQ8Rows, kQ8Cols>;
+  q8.tile_rows = kQ8Rows;
+  q8.tile_cols = kQ8Cols;
 }
 
 }  // namespace weft::kernels::avx2

@@ -77,12 +77,13 @@ using QuantizeActFn = void (*)(const float* x, void* xq, int64_t k);
 using DotFn = void (*)(int64_t k, const void* w, const void* xq,
                        size_t xq_stride, int nc, float* out);
 
-// The largest register tile: weight rows x activation rows of one TileFn call.
+// The largest register tile: weight rows x activation rows of one TileFn
+// call (each kernel's own shape is MatMulKernel::tile_rows x tile_cols).
 inline constexpr int kMaxTileRows = 4;
 inline constexpr int kMaxTileCols = 3;
 
 // y[c * y_stride + r] = dot(weight row r, activation row c) for r < nr
-// (1..kMaxTileRows) and c < nc (1..kMaxTileCols); weight row r starts at
+// (1..tile_rows) and c < nc (1..tile_cols); weight row r starts at
 // (const char*)w + r * w_stride, activation row c at (const char*)xq +
 // c * xq_stride. Each output is bitwise what nr = nc = 1 gives for that pair
 // (a row's result never depends on the rows that share the call).
@@ -96,6 +97,11 @@ struct MatMulKernel {
   DotFn dot = nullptr;
   // Register-tiled kernel; null: MatMul uses `dot` (one weight row at a time).
   TileFn tile = nullptr;
+  // The tile shape `tile` takes (nr <= tile_rows, nc <= tile_cols; at most
+  // kMaxTileRows x kMaxTileCols). MatMul walks weight rows in steps of
+  // tile_rows (the tiles' software prefetch relies on it).
+  int tile_rows = kMaxTileRows;
+  int tile_cols = kMaxTileCols;
 };
 
 struct KernelTable {

@@ -85,6 +85,8 @@ bool Prepare(const KernelTable& table, const MatMulArgs& a, Product* p) {
   CHECK(a.m >= 0 && a.n >= 0 && a.k >= 0) << a.m << "x" << a.n << "x" << a.k;
   const GgmlTypeTraits& traits = TypeTraits(a.w_type);
   const MatMulKernel& kern = table.matmul[static_cast<int>(ToWeightFormat(a.w_type))];
+  CHECK(kern.tile == nullptr || (kern.tile_rows >= 1 && kern.tile_rows <= kMaxTileRows &&
+                                 kern.tile_cols >= 1 && kern.tile_cols <= kMaxTileCols));
   CHECK_EQ(a.k % traits.block_size, 0) << "K must be a multiple of the "
                                        << traits.name << " block";
   if (a.m == 0 || a.n == 0) return false;
@@ -119,11 +121,12 @@ void RunBlock(const Product& p, int64_t blk) {
   const int64_t r0 = blk * p.rows, r1 = std::min(p.n, r0 + p.rows);
   const MatMulKernel& kern = *p.kern;
   if (kern.tile != nullptr) {
-    for (int64_t c0 = 0; c0 < p.m; c0 += kMaxTileCols) {
-      const int nc = static_cast<int>(std::min<int64_t>(kMaxTileCols, p.m - c0));
+    const int64_t tr = kern.tile_rows, tc = kern.tile_cols;
+    for (int64_t c0 = 0; c0 < p.m; c0 += tc) {
+      const int nc = static_cast<int>(std::min<int64_t>(tc, p.m - c0));
       const char* xc = p.xq + static_cast<size_t>(c0) * p.xq_stride;
-      for (int64_t r = r0; r < r1; r += kMaxTileRows) {
-        const int nr = static_cast<int>(std::min<int64_t>(kMaxTileRows, r1 - r));
+      for (int64_t r = r0; r < r1; r += tr) {
+        const int nr = static_cast<int>(std::min<int64_t>(tr, r1 - r));
         kern.tile(p.k, p.w + static_cast<size_t>(r) * p.w_stride, p.w_stride, nr, xc,
                   p.xq_stride, nc, p.y + c0 * p.y_stride + r, static_cast<size_t>(p.y_stride));
       }

@@ -8,8 +8,9 @@
 // F32/F16, bf16 for BF16 on AVX512_BF16), then N is split into blocks of
 // weight rows handed out to the pool's threads; for each weight block every
 // M row is processed while the block is in cache, in register tiles of up to
-// kMaxTileRows weight rows x kMaxTileCols activation rows where the table
-// has a tile kernel (else kMaxDotCols activation rows per dot call; each
+// tile_rows weight rows x tile_cols activation rows (the kernel's own shape,
+// at most kMaxTileRows x kMaxTileCols) where the table has a tile kernel
+// (else kMaxDotCols activation rows per dot call; each
 // weight block is decoded once for all of them). A row's result never
 // depends on M, N or the thread count (kernel_table.h's bitwise contract).
 //

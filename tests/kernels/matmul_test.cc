@@ -279,6 +279,70 @@ TEST(MatMulTest, ManyEqualsSeparateCalls) {
   }
 }
 
+// Every register-tile kernel, called directly with each (nr, nc) its table
+// entry allows: each output equals, bit for bit, the 1 x 1 call on that
+// (weight row, activation row) pair, for K with a 64-block chunk boundary
+// and an odd block count. MatMul relies on this for its tails (N not a
+// multiple of tile_rows, M not a multiple of tile_cols).
+TEST(MatMulTest, TileKernelsAreIndependentOfTheTileShape) {
+  for (Isa isa : SupportedIsas()) {
+    SCOPED_TRACE(std::string(IsaName(isa)));
+    const KernelTable& t = GetKernels(isa);
+    for (int f = 0; f < kNumWeightFormats; ++f) {
+      const MatMulKernel& kern = t.matmul[f];
+      if (kern.tile == nullptr) continue;
+      ASSERT_GE(kern.tile_rows, 1);
+      ASSERT_LE(kern.tile_rows, kMaxTileRows);
+      ASSERT_GE(kern.tile_cols, 1);
+      ASSERT_LE(kern.tile_cols, kMaxTileCols);
+      GgmlType type = GgmlType::kF32;
+      for (GgmlType g : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ4_0,
+                         GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K,
+                         GgmlType::kQ6_K}) {
+        if (static_cast<int>(ToWeightFormat(g)) == f) type = g;
+      }
+      for (int64_t k : {int64_t{32}, int64_t{2144}}) {
+        const int rows = kern.tile_rows, cols = kern.tile_cols;
+        Problem p = MakeProblem(type, cols, rows, k, 1300 + f);
+        const size_t xq_stride = kern.act == ActFormat::kF32
+                                     ? static_cast<size_t>(k) * sizeof(float)
+                                     : ActRowBytes(kern.act, k);
+        std::vector<uint8_t> xq_buf(xq_stride * cols + 64);
+        const void* xq = p.x.data();
+        if (kern.act != ActFormat::kF32) {
+          for (int c = 0; c < cols; ++c) {
+            kern.quantize(p.x.data() + c * k, xq_buf.data() + c * xq_stride, k);
+          }
+          xq = xq_buf.data();
+        }
+        // one[c * rows + r]: the 1 x 1 tile of weight row r, activation row c.
+        std::vector<float> one(rows * cols);
+        for (int c = 0; c < cols; ++c) {
+          for (int r = 0; r < rows; ++r) {
+            kern.tile(k, p.w.data() + r * p.row_bytes, p.row_bytes, 1,
+                      static_cast<const char*>(xq) + c * xq_stride, xq_stride, 1,
+                      &one[c * rows + r], 1);
+          }
+        }
+        for (int nr = 1; nr <= rows; ++nr) {
+          for (int nc = 1; nc <= cols; ++nc) {
+            std::vector<float> y(rows * cols, -7.0f);
+            kern.tile(k, p.w.data(), p.row_bytes, nr, xq, xq_stride, nc, y.data(), rows);
+            for (int c = 0; c < cols; ++c) {
+              for (int r = 0; r < rows; ++r) {
+                const float want = r < nr && c < nc ? one[c * rows + r] : -7.0f;
+                ASSERT_EQ(y[c * rows + r], want)
+                    << TypeName(type) << " K=" << k << " tile " << nr << "x" << nc
+                    << ", weight row " << r << ", activation row " << c;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(MatMulTest, StridesAndActiveIsa) {
   Problem p = MakeProblem(GgmlType::kQ4_K, 5, 9, 512, 7);
   const int64_t xs = 512 + 40, ys = 9 + 3;
