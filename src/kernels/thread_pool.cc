@@ -29,12 +29,34 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::Drain(int thread) {
+bool ThreadPool::Claim(int64_t* task, TaskFn* fn, void** ctx) {
+  uint64_t v = next_task_.load(std::memory_order_acquire);
   for (;;) {
-    const int64_t t = next_task_.fetch_add(1, std::memory_order_relaxed);
-    if (t >= n_tasks_) return;
-    fn_(ctx_, t, thread);
+    const Job& job = jobs_[(v >> 32) & 1];
+    const int64_t index = static_cast<int64_t>(v & 0xffffffffu);
+    const int64_t n = job.n_tasks.load(std::memory_order_relaxed);
+    *fn = job.fn.load(std::memory_order_relaxed);
+    *ctx = job.ctx.load(std::memory_order_relaxed);
+    if (index >= n) return false;
+    // Success means the job was still current after the reads above (the
+    // slot is rewritten only after the next generation is published).
+    if (next_task_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel,
+                                         std::memory_order_acquire)) {
+      *task = index;
+      return true;
+    }
   }
+}
+
+int64_t ThreadPool::Drain(int thread) {
+  int64_t ran = 0, task = 0;
+  TaskFn fn = nullptr;
+  void* ctx = nullptr;
+  while (Claim(&task, &fn, &ctx)) {
+    fn(ctx, task, thread);
+    ++ran;
+  }
+  return ran;
 }
 
 void ThreadPool::Run(int64_t n_tasks, TaskFn fn, void* ctx) {
@@ -45,18 +67,23 @@ void ThreadPool::Run(int64_t n_tasks, TaskFn fn, void* ctx) {
   }
   CHECK(!busy_.exchange(true, std::memory_order_acquire))
       << "ThreadPool::ParallelFor is not reentrant";
-  fn_ = fn;
-  ctx_ = ctx;
-  n_tasks_ = n_tasks;
-  next_task_.store(0, std::memory_order_relaxed);
-  finished_.store(0, std::memory_order_relaxed);
+  CHECK_LT(n_tasks, int64_t{1} << 31) << "too many tasks";
+  // The previous job has finished (every task ran), so no worker can claim
+  // from it; its successor's slot is free once this job is published.
+  const uint32_t gen = static_cast<uint32_t>(next_task_.load(std::memory_order_relaxed) >> 32) + 1;
+  Job& job = jobs_[gen & 1];
+  job.fn.store(fn, std::memory_order_relaxed);
+  job.ctx.store(ctx, std::memory_order_relaxed);
+  job.n_tasks.store(n_tasks, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  next_task_.store(static_cast<uint64_t>(gen) << 32, std::memory_order_release);
   // seq_cst pairs with the sleepers_ increment + re-check in WorkerLoop: a
   // worker either sees the new generation or is counted and woken.
   generation_.fetch_add(1, std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) > 0) generation_.notify_all();
-  Drain(0);
-  const int n_workers = static_cast<int>(workers_.size());
-  for (int i = 1; finished_.load(std::memory_order_acquire) < n_workers; ++i) {
+  const int64_t own = Drain(0);
+  // Wait for the tasks other threads claimed (not for idle workers).
+  for (int i = 1; own + done_.load(std::memory_order_acquire) < n_tasks; ++i) {
     if ((i & 255) == 0) {
       std::this_thread::yield();
     } else {
@@ -91,8 +118,8 @@ void ThreadPool::WorkerLoop(int index) {
     }
     seen = g;
     if (stop_.load(std::memory_order_acquire)) return;
-    Drain(index);
-    finished_.fetch_add(1, std::memory_order_release);
+    const int64_t ran = Drain(index);
+    if (ran > 0) done_.fetch_add(ran, std::memory_order_release);
   }
 }
 

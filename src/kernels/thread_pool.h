@@ -4,6 +4,13 @@
 // back-to-back matmuls of a forward pass start within ~1 us, then sleep on a
 // futex (std::atomic::wait) so an idle server burns no CPU.
 //
+// ParallelFor returns as soon as every task has run: it does not wait for
+// workers that have not woken up yet (a worker descheduled by the OS, e.g.
+// on a machine with more runnable threads than cores, would otherwise hold
+// up every join; the caller simply runs the tasks itself). The task counter
+// carries the job's generation in its high 32 bits, so a late worker can
+// only claim tasks of the job that is current when it claims them.
+//
 // Thread safety: ParallelFor may be called from one thread at a time (it is
 // CHECKed); the pool is otherwise immutable. Workers only run tasks while a
 // ParallelFor call is in progress, and ParallelFor returns after every task
@@ -52,19 +59,34 @@ class ThreadPool {
 
   void Run(int64_t n_tasks, TaskFn fn, void* ctx);
   void WorkerLoop(int index);
-  // Takes tasks until none are left.
-  void Drain(int thread);
+  // Runs tasks of the current job until none are left; returns how many.
+  int64_t Drain(int thread);
 
   const int spin_iterations_;
   std::vector<std::thread> workers_;
 
-  // The current job (written before `generation_` is bumped).
-  TaskFn fn_ = nullptr;
-  void* ctx_ = nullptr;
-  int64_t n_tasks_ = 0;
-  alignas(64) std::atomic<int64_t> next_task_{0};
+  // A job's fields, one slot per generation parity: the caller writes the
+  // slot of generation g + 1 only after job g - 1 (same slot) has finished
+  // and job g has been published, so a worker whose claim (a CAS on
+  // next_task_ naming the generation) succeeds has read a consistent slot.
+  // Relaxed atomics: a late worker may read a slot while it is rewritten
+  // (its claim then fails).
+  struct Job {
+    std::atomic<TaskFn> fn{nullptr};
+    std::atomic<void*> ctx{nullptr};
+    std::atomic<int64_t> n_tasks{0};
+  };
+  // Claims the next task of the current job: true with *task, *fn, *ctx
+  // set, or false when the current job has no task left.
+  bool Claim(int64_t* task, TaskFn* fn, void** ctx);
+
+  Job jobs_[2];
+  // (generation << 32) | next task index of the current job.
+  alignas(64) std::atomic<uint64_t> next_task_{0};
+  // Tasks of the current job finished by workers (reset per job).
+  alignas(64) std::atomic<int64_t> done_{0};
+  // Bumped per job and at shutdown; workers sleep on it.
   alignas(64) std::atomic<uint32_t> generation_{0};
-  alignas(64) std::atomic<int> finished_{0};  // workers done with this job
   std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
   std::atomic<bool> busy_{false};  // a ParallelFor is in progress

@@ -21,8 +21,9 @@ namespace weft::model {
 struct AttentionContext {
   const kernels::KernelTable* kt = nullptr;  // never null
   kernels::ThreadPool* pool = nullptr;       // null: the calling thread only
-  // Per pool thread: room for at least (max position in the batch + 1)
-  // floats. Size >= pool's num_threads (1 without a pool).
+  // Per pool thread: room for at least n_head / n_head_kv * (max position
+  // in the batch + 1) floats (the scores of one kv head's query heads).
+  // Size >= pool's num_threads (1 without a pool).
   std::vector<std::vector<float>>* scores = nullptr;
 };
 

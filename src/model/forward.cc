@@ -184,7 +184,9 @@ Status Model::Forward(const Batch& batch, KvCache* cache,
     s.scores.resize(static_cast<size_t>(cx.n_threads));
     s.decoded.resize(static_cast<size_t>(cx.n_threads));
   }
-  for (auto& sc : s.scores) Grow(&sc, static_cast<int64_t>(max_pos) + 1);
+  for (auto& sc : s.scores) {
+    Grow(&sc, c.n_head / c.n_head_kv * (static_cast<int64_t>(max_pos) + 1));
+  }
   const AttentionContext ax{&kt, cx.pool, &s.scores};
 
   // Embeddings: [T, E].
