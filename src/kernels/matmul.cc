@@ -196,6 +196,8 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
       n_rows += p.m;
     }
     first_row[n_owners] = n_rows;
+    int64_t n_elems = 0;  // floats to convert, over every owner
+    for (int o = 0; o < n_owners; ++o) n_elems += prods[owners[o]].m * prods[owners[o]].k;
     auto quantize = [&](int64_t row, int) {
       int o = 0;
       while (row >= first_row[o + 1]) ++o;
@@ -204,7 +206,11 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
       char* dst = const_cast<char*>(p.xq) + static_cast<size_t>(r) * p.xq_stride;
       p.kern->quantize(p.x + r * p.x_stride, dst, p.k);
     };
-    if (pool != nullptr && n_rows >= 4 * n_threads) {
+    // A parallel region costs a fork-join (microseconds); converting 64K
+    // floats takes tens of microseconds. Below that (every decode step up
+    // to B = 16 on a 2048-wide model) the calling thread converts alone.
+    constexpr int64_t kParallelQuantizeElems = int64_t{1} << 16;
+    if (pool != nullptr && n_rows >= 4 * n_threads && n_elems >= kParallelQuantizeElems) {
       pool->ParallelFor(n_rows, quantize);
     } else {
       for (int64_t r = 0; r < n_rows; ++r) quantize(r, 0);
