@@ -183,15 +183,26 @@ async def c_normal(cfg, stats):
         check_choices(stats, "normal", j["choices"], j.get("usage"), mt, n)
 
 
+def streamed_events(stats, kind, r):
+    """Records the status of a streamed response; its SSE events (ending in
+    [DONE]) when it is a 200 that ends properly, else None (a 200 without
+    [DONE] is recorded as a violation)."""
+    stats.record(kind, r.status)
+    if r.status != 200:
+        return None
+    events = sse_events(r.body)
+    if not events or events[-1] != "[DONE]":
+        stats.violation(f"{kind}: no [DONE]")
+        return None
+    return events
+
+
 async def c_stream(cfg, stats):
     mt = random.randint(4, cfg.max_tokens)
     r = await fetch(cfg.host, cfg.port, "POST", "/v1/completions", completion_body(True, mt))
-    stats.record("stream", r.status)
-    if r.status != 200:
+    events = streamed_events(stats, "stream", r)
+    if events is None:
         return
-    events = sse_events(r.body)
-    if not events or events[-1] != "[DONE]":
-        return stats.violation("stream: no [DONE]")
     choices = {}
     usage = None
     for e in events[:-1]:
@@ -215,12 +226,9 @@ async def c_chat(cfg, stats):
                        "max_tokens": mt, "stream": True, "ignore_eos": True,
                        "stream_options": {"include_usage": True}}).encode()
     r = await fetch(cfg.host, cfg.port, "POST", "/v1/chat/completions", body)
-    stats.record("chat", r.status)
-    if r.status != 200:
+    events = streamed_events(stats, "chat", r)
+    if events is None:
         return
-    events = sse_events(r.body)
-    if not events or events[-1] != "[DONE]":
-        return stats.violation("chat: no [DONE]")
     usage = json.loads(events[-2]).get("usage") if len(events) >= 2 else None
     reasons = [c.get("finish_reason") for e in events[:-1]
                for c in json.loads(e).get("choices", []) if c.get("finish_reason")]
