@@ -5,6 +5,7 @@
 // read-bandwidth probe, the roofline the M=1 numbers are compared with.
 // The "gemma_out" shape (Q8_0 only, M = 1, 8, 16) is Gemma 3's tied output
 // matrix: GFLOP/s / 2 is the GMAC/s issue #5's B=8 target depends on.
+// The last argument is 1 for the weights in the x8 layout (packed_x8.h).
 //
 //   kernels_bench [--isa=scalar|avx2|avx512] [--threads=N] [benchmark flags]
 //
@@ -24,9 +25,11 @@
 #include "kernels/bandwidth.h"
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
+#include "kernels/packed_x8.h"
 #include "kernels/thread_pool.h"
 #include "tensor/quant.h"
 #include "tensor/types.h"
+#include "util/check.h"
 
 namespace weft::kernels {
 namespace {
@@ -57,10 +60,11 @@ struct Weights {
   std::unique_ptr<uint8_t[]> data;
 };
 
-const Weights& GetWeights(GgmlType type, const Shape& s) {
+// x8: each copy in the x8 layout (packed_x8.h).
+const Weights& GetWeights(GgmlType type, const Shape& s, bool x8) {
   static std::map<std::pair<int, int64_t>, std::unique_ptr<Weights>>* cache =
       new std::map<std::pair<int, int64_t>, std::unique_ptr<Weights>>();
-  auto& slot = (*cache)[{static_cast<int>(type), s.k * 100000 + s.n}];
+  auto& slot = (*cache)[{static_cast<int>(type) * 2 + x8, s.k * 100000 + s.n}];
   if (slot == nullptr) {
     slot = std::make_unique<Weights>();
     std::mt19937 rng(7);
@@ -71,6 +75,11 @@ const Weights& GetWeights(GgmlType type, const Shape& s) {
     slot->copies = static_cast<int>(((size_t{256} << 20) + slot->bytes - 1) / slot->bytes);
     slot->data.reset(new uint8_t[slot->bytes * slot->copies]);
     if (!QuantizeRows(type, wf.data(), slot->data.get(), s.n, s.k, 0).ok()) std::abort();
+    if (x8) {
+      std::vector<uint8_t> rows(slot->data.get(), slot->data.get() + slot->bytes);
+      CHECK_EQ(PackedX8Bytes(type, s.n, s.k), slot->bytes);  // N % 8 == 0 here
+      PackX8(type, rows.data(), 0, s.n, s.k, slot->data.get());
+    }
     for (int c = 1; c < slot->copies; ++c) {
       std::memcpy(slot->data.get() + c * slot->bytes, slot->data.get(), slot->bytes);
     }
@@ -82,7 +91,8 @@ void BM_MatMul(benchmark::State& state) {
   const GgmlType type = kTypes[state.range(0)];
   const Shape& s = kShapes[state.range(1)];
   const int64_t m = state.range(2);
-  const Weights& w = GetWeights(type, s);
+  const bool x8 = state.range(3) != 0;
+  const Weights& w = GetWeights(type, s, x8);
   std::vector<float> x(m * s.k), y(m * s.n);
   std::mt19937 rng(3);
   std::normal_distribution<float> normal;
@@ -95,6 +105,7 @@ void BM_MatMul(benchmark::State& state) {
   a.n = s.n;
   a.k = s.k;
   a.pool = &Pool();
+  a.w_x8 = x8;
   int copy = 0;
   for (auto _ : state) {
     a.w = w.data.get() + static_cast<size_t>(copy) * w.bytes;
@@ -107,7 +118,7 @@ void BM_MatMul(benchmark::State& state) {
                                               benchmark::Counter::kIsRate);
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * m * s.n * s.k * it / 1e9,
                                                  benchmark::Counter::kIsRate);
-  state.SetLabel(std::string(TypeName(type)) + " " + s.name + " M=" + std::to_string(m) +
+  state.SetLabel(std::string(TypeName(type)) + " " + s.name + " M=" + std::to_string(m) + (x8 ? " x8" : "") +
                  " " + Kernels().name);
 }
 
@@ -118,11 +129,15 @@ void MatMulBenchArgs(benchmark::internal::Benchmark* b) {
       if (std::strcmp(kShapes[s].name, "gemma_out") == 0) {
         // Only the decode batches (M = 64+ would take seconds per call).
         if (kTypes[t] == GgmlType::kQ8_0) {
-          for (int m : {1, 8, 16}) b->Args({t, s, m});
+          for (int x8 : {0, 1}) {
+            for (int m : {1, 8, 16}) b->Args({t, s, m, x8});
+          }
         }
         continue;
       }
-      for (int m : {1, 8, 64, 512}) b->Args({t, s, m});
+      for (int x8 = 0; x8 <= (CanPackX8(kTypes[t]) ? 1 : 0); ++x8) {
+        for (int m : {1, 8, 64, 512}) b->Args({t, s, m, x8});
+      }
     }
   }
 }

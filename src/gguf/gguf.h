@@ -95,6 +95,12 @@ class GgufFile {
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* FindTensor(std::string_view name) const;
 
+  // MappedFile::Release for a range of a mapped file; no-op on a caller
+  // buffer (Parse).
+  void ReleasePages(const void* p, size_t n) const {
+    if (file_ != nullptr) file_->Release(p, n);
+  }
+
  private:
   GgufFile() = default;
   friend class Parser;

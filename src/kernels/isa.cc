@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "kernels/avx2_internal.h"
+#include "kernels/x8_internal.h"
 #include "util/check.h"
 #include "util/cpu_features.h"
 
@@ -34,6 +35,7 @@ const KernelTable* Avx2KernelTable() {
     t.name = "avx2";
     avx2::FillFloatAndLegacy(&t);
     avx2::FillLegacyTiles(&t);
+    avx2::FillX8(&t);
     avx2::FillKQuants(&t);
     avx2::FillOps(&t);
     return t;

@@ -79,7 +79,7 @@ using DotFn = void (*)(int64_t k, const void* w, const void* xq,
 
 // The largest register tile: weight rows x activation rows of one TileFn
 // call (each kernel's own shape is MatMulKernel::tile_rows x tile_cols).
-inline constexpr int kMaxTileRows = 4;
+inline constexpr int kMaxTileRows = 8;
 inline constexpr int kMaxTileCols = 3;
 
 // y[c * y_stride + r] = dot(weight row r, activation row c) for r < nr
@@ -107,6 +107,10 @@ struct MatMulKernel {
 struct KernelTable {
   const char* name = "scalar";  // "scalar", "avx2", "avx512"
   MatMulKernel matmul[kNumWeightFormats];
+  // Kernels for weights in the x8 layout (packed_x8.h): Q4_0, Q5_0 and
+  // Q8_0 only (tile kernels with tile_rows = 8; nr < 8 on the last group);
+  // the other entries are empty.
+  MatMulKernel matmul_x8[kNumWeightFormats];
 
   // out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i] (w may be null: weight 1);
   // out may alias x.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "kernels/packed_x8.h"
 #include "util/check.h"
 
 namespace weft::kernels {
@@ -74,6 +75,7 @@ struct Product {
   float* y = nullptr;
   int64_t y_stride = 0;
   int64_t m = 0, n = 0, k = 0;
+  bool x8 = false;           // x8 weight layout: task blocks of whole groups
   int share = -1;            // index of an earlier product with the same xq
   int64_t rows = 0;          // weight rows per task
   int64_t n_blocks = 0;      // tasks
@@ -84,7 +86,10 @@ struct Product {
 bool Prepare(const KernelTable& table, const MatMulArgs& a, Product* p) {
   CHECK(a.m >= 0 && a.n >= 0 && a.k >= 0) << a.m << "x" << a.n << "x" << a.k;
   const GgmlTypeTraits& traits = TypeTraits(a.w_type);
-  const MatMulKernel& kern = table.matmul[static_cast<int>(ToWeightFormat(a.w_type))];
+  const int fmt = static_cast<int>(ToWeightFormat(a.w_type));
+  const MatMulKernel& kern = a.w_x8 ? table.matmul_x8[fmt] : table.matmul[fmt];
+  CHECK(!a.w_x8 || (kern.tile != nullptr && kern.tile_rows == kX8Rows))
+      << "no x8 kernel for " << traits.name;
   CHECK(kern.tile == nullptr || (kern.tile_rows >= 1 && kern.tile_rows <= kMaxTileRows &&
                                  kern.tile_cols >= 1 && kern.tile_cols <= kMaxTileCols));
   CHECK_EQ(a.k % traits.block_size, 0) << "K must be a multiple of the "
@@ -94,7 +99,8 @@ bool Prepare(const KernelTable& table, const MatMulArgs& a, Product* p) {
                            static_cast<size_t>(traits.type_size);
   p->kern = &kern;
   p->w = static_cast<const char*>(a.w);
-  p->w_stride = a.w_row_bytes == 0 ? row_bytes : a.w_row_bytes;
+  p->w_stride = a.w_row_bytes == 0 || a.w_x8 ? row_bytes : a.w_row_bytes;
+  p->x8 = a.w_x8;
   p->x = a.x;
   p->x_stride = a.x_row_stride == 0 ? a.k : a.x_row_stride;
   p->y = a.y;
@@ -244,7 +250,7 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
   for (bool shrunk = true; shrunk && count_blocks() < 4 * n_threads;) {
     shrunk = false;
     for (int i = 0; i < n_live; ++i) {
-      if (rows[i] > 1) {
+      if (rows[i] > (prods[i].x8 ? kX8Rows : 1)) {
         rows[i] /= 2;
         shrunk = true;
       }

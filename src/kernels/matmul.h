@@ -48,6 +48,9 @@ struct MatMulArgs {
   GgmlType w_type = GgmlType::kF32;  // weight format (MatMulSupports)
   const void* w = nullptr;           // [N, K] weight rows
   size_t w_row_bytes = 0;            // bytes between weight rows; 0: packed
+  // w holds the x8 layout of the N rows (packed_x8.h: PackX8, N rounded up
+  // to a multiple of 8; w_row_bytes is ignored). Q4_0, Q5_0, Q8_0 only.
+  bool w_x8 = false;
   const float* x = nullptr;          // [M, K] activations
   int64_t x_row_stride = 0;          // floats between X rows; 0: K
   float* y = nullptr;                // [M, N] output (must not alias X)

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/kernel_table.h"
+#include "kernels/x8_internal.h"
 #include "tensor/blocks.h"
 #include "tensor/half.h"
 
@@ -331,6 +332,7 @@ KernelTable MakeScalarTable() {
   set(WeightFormat::kQ4_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ4_K>);
   set(WeightFormat::kQ5_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ5_K>);
   set(WeightFormat::kQ6_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ6_K>);
+  FillScalarX8(&t, QuantizeQ8x32);
   t.rms_norm = RmsNorm;
   t.rope = Rope;
   t.softmax = Softmax;

@@ -101,7 +101,8 @@ void LinearGroup(const Ctx& cx, std::initializer_list<LinearOp> ops, int64_t m) 
       CHECK_LT(n, kernels::kMaxMatMulGroup);
       kernels::MatMulArgs& a = args[n++];
       a.w_type = w.type;
-      a.w = w.data;
+      a.w = w.x8 != nullptr ? w.x8 : w.data;
+      a.w_x8 = w.x8 != nullptr;
       a.w_row_bytes = w.row_bytes;
       a.x = op.x;
       a.y = op.y;

@@ -7,17 +7,19 @@
 
 namespace weft::model {
 
-StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path) {
+StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path,
+                                             const LoadOptions& options) {
   ASSIGN_OR_RETURN(auto file, gguf::GgufFile::Open(path));
-  return FromGguf(std::move(file));
+  return FromGguf(std::move(file), options);
 }
 
 StatusOr<std::unique_ptr<Model>> Model::FromGguf(
-    std::unique_ptr<gguf::GgufFile> file) {
+    std::unique_ptr<gguf::GgufFile> file, const LoadOptions& options) {
   CHECK(file != nullptr);
   std::unique_ptr<Model> m(new Model());
   ASSIGN_OR_RETURN(m->config_, ModelConfigFromGguf(*file));
   ASSIGN_OR_RETURN(m->weights_, LoadWeights(*file, m->config_));
+  if (options.repack_x8) RepackWeightsX8(*file, &m->weights_);
   m->file_ = std::move(file);
   return m;
 }

@@ -49,13 +49,23 @@ struct ForwardOptions {
 
 struct ForwardScratch;  // forward.cc
 
+struct LoadOptions {
+  // Repack the Q4_0/Q5_0/Q8_0 matrices into the kernels' x8 layout
+  // (RepackWeightsX8): faster matmuls at every batch size (decode reads one
+  // sequential stream per 8 rows); the file's pages of the originals are
+  // released, so memory stays about the file's size. Off: matmuls read the
+  // mapped file in place (results differ in float rounding only).
+  bool repack_x8 = true;
+};
+
 class Model {
  public:
   // Opens, parses and checks `path`.
-  static StatusOr<std::unique_ptr<Model>> Load(const std::string& path);
+  static StatusOr<std::unique_ptr<Model>> Load(const std::string& path,
+                                               const LoadOptions& options = {});
   // Takes ownership of an opened file.
   static StatusOr<std::unique_ptr<Model>> FromGguf(
-      std::unique_ptr<gguf::GgufFile> file);
+      std::unique_ptr<gguf::GgufFile> file, const LoadOptions& options = {});
   ~Model();
 
   const ModelConfig& config() const { return config_; }

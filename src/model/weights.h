@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct WeightMatrix {
   int64_t cols = 0;                 // input features (the dot length)
   uint64_t row_bytes = 0;           // bytes per encoded row
   const uint8_t* data = nullptr;    // into the mapping; null = absent
+  // The same rows in the x8 layout (kernels/packed_x8.h), owned by the
+  // ModelWeights; null when not repacked. MatMul reads these; data stays
+  // for the row decoder (embedding lookup, reference paths).
+  const uint8_t* x8 = nullptr;
 
   bool present() const { return data != nullptr; }
   const uint8_t* row(int64_t r) const { return data + r * row_bytes; }
@@ -56,11 +61,21 @@ struct ModelWeights {
   WeightVector output_norm;     // [n_embd]
   WeightVector rope_freqs;      // [n_rot / 2] or empty (llama3 factors)
   std::vector<LayerWeights> layers;
+  // Storage of the matrices' x8 copies (RepackWeightsX8).
+  std::vector<std::shared_ptr<uint8_t>> x8_buffers;
 };
 
 // Finds and checks every tensor the config needs. Errors name the tensor
 // (missing, wrong shape, or a type Weft cannot dequantize).
 StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
                                    const ModelConfig& config);
+
+// Copies every matrix MatMul reads (the layers' and the output; not the
+// token embedding, which is looked up by row) whose type has an x8 layout
+// (Q4_0, Q5_0, Q8_0) into that layout, then releases the file's pages of
+// the original (file.ReleasePages): decode reads each weight group as one
+// sequential stream (see kernels/packed_x8.h). Resident memory stays about
+// the file's size.
+void RepackWeightsX8(const gguf::GgufFile& file, ModelWeights* w);
 
 }  // namespace weft::model

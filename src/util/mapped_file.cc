@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "util/strings.h"
@@ -40,6 +42,16 @@ StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) 
   }
   ::close(fd);
   return std::unique_ptr<MappedFile>(new MappedFile(path, data, size));
+}
+
+void MappedFile::Release(const void* p, size_t n) const {
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = std::max(reinterpret_cast<uintptr_t>(p), reinterpret_cast<uintptr_t>(data_));
+  const uintptr_t hi = std::min(reinterpret_cast<uintptr_t>(p) + n,
+                                reinterpret_cast<uintptr_t>(data_) + size_);
+  const uintptr_t first = (lo + page - 1) / page * page, last = hi / page * page;
+  // A private read-only file mapping: the pages come back from the file.
+  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

@@ -26,6 +26,11 @@ class MappedFile {
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
+  // Drops this process's mapping of the whole pages inside [p, p + n) (a
+  // hint: they are read back from the file on the next access). For data
+  // copied elsewhere, e.g. weights repacked at load time, so the copies do
+  // not count twice in the resident set.
+  void Release(const void* p, size_t n) const;
 
  private:
   MappedFile(std::string path, const uint8_t* data, size_t size)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/isa.h"
+#include "matmul_testing.h"
 #include "tensor/quant.h"
 #include "tensor/types.h"
 #include "util/strings.h"
@@ -19,84 +20,11 @@
 namespace weft::kernels {
 namespace {
 
-struct Problem {
-  GgmlType type;
-  int64_t m, n, k;
-  std::vector<float> x;          // [m, k]
-  std::vector<uint8_t> w;        // [n, row_bytes]
-  std::vector<float> w_deq;      // [n, k] dequantized weights
-  size_t row_bytes = 0;
-};
-
-Problem MakeProblem(GgmlType type, int64_t m, int64_t n, int64_t k, uint32_t seed) {
-  Problem p{type, m, n, k, {}, {}, {}};
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  p.x.resize(m * k);
-  for (int64_t r = 0; r < m; ++r) {
-    const float scale = 0.1f + static_cast<float>(r % 7);  // rows of varied size
-    for (int64_t i = 0; i < k; ++i) p.x[r * k + i] = scale * normal(rng);
-  }
-  std::vector<float> wf(n * k);
-  for (int64_t r = 0; r < n; ++r) {
-    const float scale = 0.02f * static_cast<float>(1 + r % 5);
-    for (int64_t i = 0; i < k; ++i) wf[r * k + i] = scale * normal(rng) + (i % 17 == 0 ? 0.05f : 0.0f);
-  }
-  p.row_bytes = RowBytes(type, k).value();
-  p.w.resize(p.row_bytes * n);
-  p.w_deq.resize(n * k);
-  for (int64_t r = 0; r < n; ++r) {
-    EXPECT_TRUE(QuantizeRow(type, wf.data() + r * k, p.w.data() + r * p.row_bytes, k).ok());
-    EXPECT_TRUE(DequantizeRow(type, p.w.data() + r * p.row_bytes, p.w_deq.data() + r * k, k).ok());
-  }
-  return p;
-}
-
-std::vector<float> RunMatMul(const KernelTable& t, const Problem& p, ThreadPool* pool) {
-  std::vector<float> y(p.m * p.n, -12345.0f);
-  MatMulArgs a;
-  a.w_type = p.type;
-  a.w = p.w.data();
-  a.x = p.x.data();
-  a.y = y.data();
-  a.m = p.m;
-  a.n = p.n;
-  a.k = p.k;
-  a.pool = pool;
-  MatMul(t, a);
-  return y;
-}
-
-int64_t ActBlock(GgmlType type) {
-  switch (type) {
-    case GgmlType::kQ4_0:
-    case GgmlType::kQ5_0:
-    case GgmlType::kQ8_0: return 32;
-    case GgmlType::kQ4_K:
-    case GgmlType::kQ5_K:
-    case GgmlType::kQ6_K: return 256;
-    default: return 0;  // float activations
-  }
-}
-
-// Compares `got` with `want` element by element under tol[i]; on failure
-// prints the worst element (largest error / tolerance).
-void ExpectClose(const std::vector<float>& got, const std::vector<double>& want,
-                 const std::vector<double>& tol, int64_t n, const std::string& what) {
-  double worst = 0;
-  int64_t worst_i = -1;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs(static_cast<double>(got[i]) - want[i]);
-    const double ratio = err / tol[i];
-    if (!(ratio <= worst) || std::isnan(got[i])) {
-      worst = std::isnan(got[i]) ? INFINITY : ratio;
-      worst_i = static_cast<int64_t>(i);
-    }
-  }
-  EXPECT_LE(worst, 1.0) << what << ": worst element y[" << worst_i / n << ", " << worst_i % n
-                        << "] = " << got[worst_i] << ", want " << want[worst_i]
-                        << ", tolerance " << tol[worst_i];
-}
+using testing::ActBlock;
+using testing::ExpectClose;
+using testing::MakeProblem;
+using testing::Problem;
+using testing::RunMatMul;
 
 struct Shape {
   GgmlType type;

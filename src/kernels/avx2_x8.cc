@@ -1,0 +1,230 @@
+// AVX2 kernels for the x8 weight layout (packed_x8.h) against Q8x32
+// activations: 8 weight rows (the 8 lanes of each vector) x RC activation
+// rows per call. Per block, vector j of the group holds 4 consecutive codes
+// of each of the 8 rows; maddubs against the 4 matching activation bytes
+// broadcast to every lane leaves each lane a partial dot of its own row,
+// so a block's 8 integer dots come out of one madd with no horizontal sum,
+// and its 8 scales convert with one vcvtph2ps.
+//
+// Per lane (weight row) and activation row, in block order:
+//   acc = fma(float(isum), dw * da, acc);  corr = fma(dw, ds, corr)
+//   y = acc - offset * corr
+// Integer sums stay in int16 while they fit: Q4_0 codes (0..15) 8 maddubs
+// (|sum| <= 8 * 2 * 15 * 128), Q5_0 codes (0..31) 4, Q8_0 (|w| with the
+// activation's sign flipped by w, up to 2 * 127 * 128) 1.
+//
+// Bitwise contract (kernel_table.h): a pair's float operations do not
+// depend on nr, nc or the pair's place in the tile.
+//
+// Compiled with -mavx2 -mfma -mf16c: reached only through the dispatch table.
+#include <immintrin.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "kernels/kernel_table.h"
+#include "kernels/packed_x8.h"
+#include "kernels/x8_internal.h"
+
+namespace weft::kernels::avx2 {
+namespace {
+
+enum class Fmt { kQ4_0, kQ5_0, kQ8_0 };
+
+// Bytes of one block of a group (8 rows), and the offset of the codes.
+template <Fmt F>
+constexpr int kGroupBlockBytes = kX8Rows*(F == Fmt::kQ4_0   ? 18
+                                          : F == Fmt::kQ5_0 ? 22
+                                                            : 34);
+template <Fmt F>
+constexpr int kOffset = F == Fmt::kQ4_0   ? 8
+                        : F == Fmt::kQ5_0 ? 16
+                                          : 0;
+
+// Software prefetch distance in bytes along the group's stream.
+constexpr size_t kAhead = 2048;
+
+static inline __m256i Bcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+// Codes of vector J of a Q4_0 / Q5_0 group block: lo = elements 4J..4J+3
+// of each row, hi = 16+4J..16+4J+3.
+template <Fmt F, int J>
+static inline void Nibbles(const uint8_t* gb, __m256i* lo, __m256i* hi) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  constexpr int kCodes = 16 + (F == Fmt::kQ5_0 ? 32 : 0);
+  const __m256i v = _mm256_loadu_si256(
+      reinterpret_cast<const __m256i*>(gb + kCodes + 32 * J));
+  *lo = _mm256_and_si256(v, m4);
+  *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+  if constexpr (F == Fmt::kQ5_0) {
+    const __m256i m16 = _mm256_set1_epi8(0x10);
+    const __m256i h =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + 16));
+    // Bit J -> bit 4 (left shift 4 - J), bit 4 + J -> bit 4 (right shift J);
+    // bits crossing a byte boundary land away from bit 4.
+    *lo = _mm256_or_si256(*lo,
+                          _mm256_and_si256(_mm256_slli_epi16(h, 4 - J), m16));
+    *hi = _mm256_or_si256(*hi, _mm256_and_si256(_mm256_srli_epi16(h, J), m16));
+  }
+}
+
+// s16[c] += the products of vector J's codes with activation row c.
+template <Fmt F, int RC, int J>
+static inline void NibbleStep(const uint8_t* gb, const int8_t* const* a,
+                              __m256i* s16) {
+  __m256i lo, hi;
+  Nibbles<F, J>(gb, &lo, &hi);
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    s16[c] = _mm256_add_epi16(
+        s16[c],
+        _mm256_add_epi16(_mm256_maddubs_epi16(lo, Bcast4(a[c] + 4 * J)),
+                         _mm256_maddubs_epi16(hi, Bcast4(a[c] + 16 + 4 * J))));
+  }
+}
+
+// s32[c] = the 8 rows' integer dots of one block with activation row c
+// (a[c]: its 32 int8 values).
+template <Fmt F, int RC>
+static inline void BlockDots(const uint8_t* gb, const int8_t* const* a,
+                             __m256i* s32) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  if constexpr (F == Fmt::kQ8_0) {
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) s32[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const __m256i v = _mm256_loadu_si256(
+          reinterpret_cast<const __m256i*>(gb + 16 + 32 * j));
+      const __m256i u = _mm256_sign_epi8(v, v);
+#pragma GCC unroll 4
+      for (int c = 0; c < RC; ++c) {
+        const __m256i av = _mm256_sign_epi8(Bcast4(a[c] + 4 * j), v);
+        s32[c] = _mm256_add_epi32(
+            s32[c], _mm256_madd_epi16(_mm256_maddubs_epi16(u, av), ones));
+      }
+    }
+  } else {
+    __m256i s16[RC], t16[RC];
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) s16[c] = t16[c] = _mm256_setzero_si256();
+    NibbleStep<F, RC, 0>(gb, a, s16);
+    NibbleStep<F, RC, 1>(gb, a, s16);
+    // Q4_0's codes fit 8 maddubs in int16, Q5_0's 4: a second sum.
+    __m256i* second = F == Fmt::kQ4_0 ? s16 : t16;
+    NibbleStep<F, RC, 2>(gb, a, second);
+    NibbleStep<F, RC, 3>(gb, a, second);
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      s32[c] = _mm256_madd_epi16(s16[c], ones);
+      if constexpr (F == Fmt::kQ5_0) {
+        s32[c] = _mm256_add_epi32(s32[c], _mm256_madd_epi16(t16[c], ones));
+      }
+    }
+  }
+}
+
+template <Fmt F, int RC>
+void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
+            float* y, size_t y_stride) {
+  constexpr int kGB = kGroupBlockBytes<F>;
+  const int64_t nb = k / 32;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  const int8_t* aq[RC];
+  const float* ad[RC];
+  const float* ads[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    aq[c] = reinterpret_cast<const int8_t*>(static_cast<const char*>(xq) +
+                                            c * xq_stride);
+    ad[c] = reinterpret_cast<const float*>(aq[c] + k);
+    ads[c] = ad[c] + nb;
+  }
+  __m256 acc[RC], corr[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) acc[c] = corr[c] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* gb = g + b * kGB;
+#pragma GCC unroll 8
+    for (int off = 0; off < kGB; off += 64) {
+      // Integer arithmetic: the address may lie past the matrix (a
+      // prefetch never faults, but a pointer may not point there).
+      _mm_prefetch(reinterpret_cast<const char*>(
+                       reinterpret_cast<uintptr_t>(gb) + kAhead + off),
+                   _MM_HINT_T0);
+    }
+    const __m256 dw =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+    const int8_t* a[RC];
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) a[c] = aq[c] + 32 * b;
+    __m256i s32[RC];
+    BlockDots<F, RC>(gb, a, s32);
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      const __m256 s = _mm256_mul_ps(dw, _mm256_set1_ps(ad[c][b]));
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s32[c]), s, acc[c]);
+      if constexpr (kOffset<F> != 0) {
+        corr[c] = _mm256_fmadd_ps(dw, _mm256_set1_ps(ads[c][b]), corr[c]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    __m256 v = acc[c];
+    if constexpr (kOffset<F> != 0) {
+      v = _mm256_fnmadd_ps(_mm256_set1_ps(static_cast<float>(kOffset<F>)),
+                           corr[c], v);
+    }
+    float* yc = y + c * y_stride;
+    if (nr == kX8Rows) {
+      _mm256_storeu_ps(yc, v);
+    } else {
+      alignas(32) float tmp[kX8Rows];
+      _mm256_store_ps(tmp, v);
+      for (int i = 0; i < nr; ++i) yc[i] = tmp[i];
+    }
+  }
+}
+
+constexpr int kX8Cols = 3;
+
+template <Fmt F>
+void TileNX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
+             const void* xq, size_t xq_stride, int nc, float* y,
+             size_t y_stride) {
+  switch (nc) {
+    case 1:
+      TileX8<F, 1>(k, w, nr, xq, xq_stride, y, y_stride);
+      break;
+    case 2:
+      TileX8<F, 2>(k, w, nr, xq, xq_stride, y, y_stride);
+      break;
+    default:
+      TileX8<F, 3>(k, w, nr, xq, xq_stride, y, y_stride);
+      break;
+  }
+}
+
+}  // namespace
+
+void FillX8(KernelTable* t) {
+  static_assert(kX8Cols <= kMaxTileCols && kX8Rows <= kMaxTileRows);
+  const QuantizeActFn q8 =
+      t->matmul[static_cast<int>(WeightFormat::kQ8_0)].quantize;
+  auto set = [&](WeightFormat f, TileFn tile) {
+    t->matmul_x8[static_cast<int>(f)] =
+        MatMulKernel{ActFormat::kQ8x32, q8, nullptr, tile, kX8Rows, kX8Cols};
+  };
+  set(WeightFormat::kQ4_0, TileNX8<Fmt::kQ4_0>);
+  set(WeightFormat::kQ5_0, TileNX8<Fmt::kQ5_0>);
+  set(WeightFormat::kQ8_0, TileNX8<Fmt::kQ8_0>);
+}
+
+}  // namespace weft::kernels::avx2

@@ -1,0 +1,101 @@
+// Scalar reference kernels for the x8 weight layout (packed_x8.h): the
+// twins of avx2_x8.cc, against Q8x32 activations. Per (row, activation row):
+//   acc += float(sum_e code[e] * a[e]) * (dw * da)   per block, in order
+//   y = acc - offset * sum_b dw * ds                  (Q4_0 / Q5_0)
+// where code is the unsigned code (w = dw * (code - offset)) or Q8_0's
+// signed value (offset 0).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/kernel_table.h"
+#include "kernels/packed_x8.h"
+#include "kernels/x8_internal.h"
+#include "tensor/half.h"
+
+namespace weft::kernels {
+namespace {
+
+enum class Fmt { kQ4_0, kQ5_0, kQ8_0 };
+
+template <Fmt F>
+struct X8Traits {
+  static constexpr int kBlockBytes = F == Fmt::kQ4_0   ? 18
+                                     : F == Fmt::kQ5_0 ? 22
+                                                       : 34;
+  static constexpr int kOffset = F == Fmt::kQ4_0 ? 8 : F == Fmt::kQ5_0 ? 16 : 0;
+  // isum[i] += the integer dot of row i's block with a (32 int8), for the
+  // 8 rows of a group block.
+  static void Dots(const uint8_t* gb, const int8_t* a, int32_t* isum) {
+    if constexpr (F == Fmt::kQ8_0) {
+      for (int j = 0; j < 8; ++j) {
+        const int8_t* q = reinterpret_cast<const int8_t*>(gb + 16 + 32 * j);
+        for (int i = 0; i < kX8Rows; ++i) {
+          for (int t = 0; t < 4; ++t) isum[i] += q[4 * i + t] * a[4 * j + t];
+        }
+      }
+    } else {
+      const uint8_t* q = gb + 16 + (F == Fmt::kQ5_0 ? 32 : 0);
+      const uint8_t* h = gb + 16;
+      for (int j = 0; j < 4; ++j) {
+        for (int i = 0; i < kX8Rows; ++i) {
+          for (int t = 0; t < 4; ++t) {
+            const uint8_t byte = q[32 * j + 4 * i + t];
+            int lo = byte & 15, hi = byte >> 4;
+            if constexpr (F == Fmt::kQ5_0) {
+              lo |= ((h[4 * i + t] >> j) & 1) << 4;
+              hi |= ((h[4 * i + t] >> (4 + j)) & 1) << 4;
+            }
+            isum[i] += lo * a[4 * j + t] + hi * a[16 + 4 * j + t];
+          }
+        }
+      }
+    }
+  }
+};
+
+template <Fmt F>
+void TileX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
+            const void* xq, size_t xq_stride, int nc, float* y,
+            size_t y_stride) {
+  using T = X8Traits<F>;
+  const int64_t nb = k / 32;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  for (int c = 0; c < nc; ++c) {
+    const int8_t* aq = reinterpret_cast<const int8_t*>(
+        static_cast<const char*>(xq) + c * xq_stride);
+    const float* ad = reinterpret_cast<const float*>(aq + k);
+    const float* ads = ad + nb;
+    float acc[kX8Rows] = {}, corr[kX8Rows] = {};
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* gb = g + b * kX8Rows * T::kBlockBytes;
+      int32_t isum[kX8Rows] = {};
+      T::Dots(gb, aq + 32 * b, isum);
+      for (int i = 0; i < kX8Rows; ++i) {
+        uint16_t dbits;
+        std::memcpy(&dbits, gb + 2 * i, 2);
+        const float dw = Fp16ToFp32(dbits);
+        acc[i] += static_cast<float>(isum[i]) * (dw * ad[b]);
+        corr[i] += dw * ads[b];
+      }
+    }
+    for (int i = 0; i < nr; ++i) {
+      y[c * y_stride + i] = acc[i] - static_cast<float>(T::kOffset) * corr[i];
+    }
+  }
+}
+
+}  // namespace
+
+void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32) {
+  auto set = [&](WeightFormat f, TileFn tile) {
+    MatMulKernel& k = t->matmul_x8[static_cast<int>(f)];
+    k = MatMulKernel{
+        ActFormat::kQ8x32, quantize_q8x32, nullptr, tile, kX8Rows, 1};
+  };
+  set(WeightFormat::kQ4_0, TileX8<Fmt::kQ4_0>);
+  set(WeightFormat::kQ5_0, TileX8<Fmt::kQ5_0>);
+  set(WeightFormat::kQ8_0, TileX8<Fmt::kQ8_0>);
+}
+
+}  // namespace weft::kernels

@@ -1,0 +1,181 @@
+// MatMul over weights in the x8 layout (packed_x8.h) on every ISA: against
+// the scalar row-major MatMul (same int8 activations, so only the float
+// summation may differ), independent of M, N, the tile shape and the thread
+// count bit for bit, and sharing one activation conversion in MatMulMany.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/isa.h"
+#include "kernels/matmul.h"
+#include "kernels/packed_x8.h"
+#include "matmul_testing.h"
+#include "util/strings.h"
+
+namespace weft::kernels {
+namespace {
+
+using testing::ExpectClose;
+using testing::MakeProblem;
+using testing::Problem;
+using testing::RunMatMul;
+
+constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ5_0,
+                               GgmlType::kQ8_0};
+
+std::string Name(GgmlType t, int64_t m, int64_t n, int64_t k) {
+  return StrFormat("%s x8 M=%lld N=%lld K=%lld",
+                   std::string(TypeName(t)).c_str(), static_cast<long long>(m),
+                   static_cast<long long>(n), static_cast<long long>(k));
+}
+
+// Tolerance of a float-summation-order difference: 2e-5 of sum |x| * max|w|
+// over the blocks, as for the other SIMD kernels against their twins.
+std::vector<double> Tolerance(const Problem& p) {
+  std::vector<double> tol(p.m * p.n);
+  for (int64_t r = 0; r < p.m; ++r) {
+    for (int64_t c = 0; c < p.n; ++c) {
+      double bound = 0;
+      for (int64_t b0 = 0; b0 < p.k; b0 += 32) {
+        double wmax = 0, xs = 0;
+        for (int64_t i = b0; i < b0 + 32; ++i) {
+          wmax = std::max(wmax, std::fabs(double{p.w_deq[c * p.k + i]}));
+          xs += std::fabs(double{p.x[r * p.k + i]});
+        }
+        bound += wmax * xs;
+      }
+      tol[r * p.n + c] = 2e-5 * bound + 1e-6;
+    }
+  }
+  return tol;
+}
+
+TEST(MatMulX8Test, Layout) {
+  EXPECT_TRUE(CanPackX8(GgmlType::kQ4_0));
+  EXPECT_TRUE(CanPackX8(GgmlType::kQ5_0));
+  EXPECT_TRUE(CanPackX8(GgmlType::kQ8_0));
+  EXPECT_FALSE(CanPackX8(GgmlType::kQ4_K));
+  EXPECT_FALSE(CanPackX8(GgmlType::kF16));
+  // Rows rounded up to whole groups of 8.
+  EXPECT_EQ(PackedX8Bytes(GgmlType::kQ4_0, 9, 64), size_t{16} * 36);
+  EXPECT_EQ(PackedX8Bytes(GgmlType::kQ8_0, 8, 32), size_t{8} * 34);
+  for (Isa isa : SupportedIsas()) {
+    for (GgmlType t : kTypes) {
+      const MatMulKernel& k =
+          GetKernels(isa).matmul_x8[static_cast<int>(ToWeightFormat(t))];
+      EXPECT_NE(k.tile, nullptr) << IsaName(isa);
+      EXPECT_EQ(k.tile_rows, kX8Rows);
+      EXPECT_GE(k.tile_cols, 1);
+      EXPECT_LE(k.tile_cols, kMaxTileCols);
+    }
+  }
+}
+
+// Every ISA's x8 kernels (the scalar twin included) against the scalar
+// row-major kernels, on odd shapes: N not a multiple of 8 (a padded last
+// group), M not a multiple of the tile, K with an odd block count.
+TEST(MatMulX8Test, MatchesRowMajorScalar) {
+  const KernelTable& scalar = GetKernels(Isa::kScalar);
+  ThreadPool pool(ThreadPoolOptions{.num_threads = 3});
+  for (Isa isa : SupportedIsas()) {
+    SCOPED_TRACE(std::string(IsaName(isa)));
+    const KernelTable& t = GetKernels(isa);
+    uint32_t seed = 2000;
+    for (GgmlType type : kTypes) {
+      for (int64_t k : {32, 96, 608, 2144}) {
+        for (int64_t m : {1, 3, 17, 255}) {
+          for (int64_t n : {1, 5, 67}) {
+            if (m == 255 && n != 67) continue;
+            Problem p = MakeProblem(type, m, n, k, seed++);
+            const std::vector<float> want_f = RunMatMul(scalar, p, nullptr);
+            const std::vector<float> got =
+                RunMatMul(t, p, nullptr, /*x8=*/true);
+            const std::vector<double> want(want_f.begin(), want_f.end());
+            ExpectClose(got, want, Tolerance(p), n, Name(type, m, n, k));
+            EXPECT_EQ(RunMatMul(t, p, &pool, /*x8=*/true), got)
+                << "threaded, " << Name(type, m, n, k);
+          }
+        }
+      }
+    }
+  }
+}
+
+// A row's output does not depend on the other activation rows (M, the tile
+// columns) nor on N (the rows sharing its group): bit for bit.
+TEST(MatMulX8Test, RowsAreIndependentOfTheBatch) {
+  ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
+  for (Isa isa : SupportedIsas()) {
+    SCOPED_TRACE(std::string(IsaName(isa)));
+    const KernelTable& t = GetKernels(isa);
+    uint32_t seed = 3000;
+    for (GgmlType type : kTypes) {
+      for (int64_t k : {64, 2144}) {
+        const int64_t m = 7, n = 29;
+        Problem p = MakeProblem(type, m, n, k, seed++);
+        const std::vector<float> all = RunMatMul(t, p, &pool, true);
+        for (int64_t r = 0; r < m; ++r) {
+          Problem one = p;
+          one.m = 1;
+          one.x.assign(p.x.begin() + r * k, p.x.begin() + (r + 1) * k);
+          const std::vector<float> y =
+              RunMatMul(t, one, r % 2 == 0 ? &pool : nullptr, true);
+          const std::vector<float> want(all.begin() + r * n,
+                                        all.begin() + (r + 1) * n);
+          ASSERT_EQ(y, want) << "row " << r << ", " << Name(type, m, n, k);
+          Problem head = one;
+          head.n = 11;  // a group of 8 and a padded one of 3
+          head.w.resize(11 * p.row_bytes);
+          ASSERT_EQ(RunMatMul(t, head, nullptr, true),
+                    std::vector<float>(want.begin(), want.begin() + 11))
+              << "first 11 outputs of row " << r << ", " << Name(type, m, n, k);
+        }
+      }
+    }
+  }
+}
+
+// x8 and row-major products in one MatMulMany (one shared Q8x32 conversion
+// of X) give exactly the separate calls.
+TEST(MatMulX8Test, ManyMixesLayouts) {
+  ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
+  for (Isa isa : SupportedIsas()) {
+    SCOPED_TRACE(std::string(IsaName(isa)));
+    const KernelTable& t = GetKernels(isa);
+    const int64_t m = 5, k = 256;
+    Problem a = MakeProblem(GgmlType::kQ8_0, m, 21, k, 41);
+    Problem b = MakeProblem(GgmlType::kQ4_0, m, 13, k, 42);
+    Problem c = MakeProblem(GgmlType::kQ8_0, m, 9, k, 43);
+    b.x = c.x = a.x;
+    std::vector<uint8_t> pa(PackedX8Bytes(a.type, a.n, k)),
+        pb(PackedX8Bytes(b.type, b.n, k));
+    PackX8(a.type, a.w.data(), 0, a.n, k, pa.data());
+    PackX8(b.type, b.w.data(), 0, b.n, k, pb.data());
+    std::vector<float> ya(m * a.n), yb(m * b.n), yc(m * c.n);
+    MatMulArgs args[3];
+    const Problem* ps[3] = {&a, &b, &c};
+    const void* ws[3] = {pa.data(), pb.data(), c.w.data()};
+    float* ys[3] = {ya.data(), yb.data(), yc.data()};
+    for (int i = 0; i < 3; ++i) {
+      args[i].w_type = ps[i]->type;
+      args[i].w = ws[i];
+      args[i].w_x8 = i < 2;
+      args[i].x = a.x.data();
+      args[i].y = ys[i];
+      args[i].m = m;
+      args[i].n = ps[i]->n;
+      args[i].k = k;
+      args[i].pool = &pool;
+    }
+    MatMulMany(t, args, 3);
+    EXPECT_EQ(ya, RunMatMul(t, a, nullptr, true));
+    EXPECT_EQ(yb, RunMatMul(t, b, nullptr, true));
+    EXPECT_EQ(yc, RunMatMul(t, c, nullptr, false));
+  }
+}
+
+}  // namespace
+}  // namespace weft::kernels
