@@ -107,6 +107,7 @@ int RunBenchModel(int argc, char** argv) {
   std::string model_path = WEFT_DEFAULT_MODEL, json_path, isa_name;
   int64_t threads = 2, reps = 5, pp = 512, tg = 128, ctx = 256;
   std::string batch_list = "1,2,4,8,16,32";
+  bool row_major = false;
   flags.String("model", &model_path, "GGUF model file", 'm');
   flags.Int("threads", &threads, "compute threads (caller included)", 't');
   flags.Int("reps", &reps, "timed repetitions after one warm-up");
@@ -116,6 +117,8 @@ int RunBenchModel(int argc, char** argv) {
   flags.Int("tg", &tg, "tokens of the generation test (0 = skip)");
   flags.Int("ctx", &ctx, "context tokens of each sequence in the batched decode test");
   flags.String("batches", &batch_list, "batch sizes of the decode curve (empty = skip)");
+  flags.Bool("row-major", &row_major,
+             "keep Q4_0/Q5_0/Q8_0 weights in the file's layout (no x8 repack at load)");
   std::vector<std::string> args;
   if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
   if (!args.empty()) {
@@ -149,7 +152,9 @@ int RunBenchModel(int argc, char** argv) {
     kernels::SetIsa(isa);
   }
 
-  auto model_or = model::Model::Load(model_path);
+  model::LoadOptions load;
+  load.repack_x8 = !row_major;
+  auto model_or = model::Model::Load(model_path, load);
   if (!model_or.ok()) {
     std::fprintf(stderr, "weft bench model: %s\n", model_or.status().ToString().c_str());
     return 2;
@@ -183,6 +188,7 @@ int RunBenchModel(int argc, char** argv) {
   out["model"] = model_path;
   out["model_summary"] = c.Summary();
   out["isa"] = std::string(kernels::IsaName(kernels::ActiveIsa()));
+  out["weights_x8"] = !row_major;
   out["threads"] = threads;
   out["reps"] = reps;
   out["bandwidth_gbs"] = bandwidth;
@@ -286,8 +292,9 @@ int RunBenchModel(int argc, char** argv) {
   std::printf("- commit: %s\n- model: %s (%s)\n- weights read per step: %s\n",
               WEFT_GIT_COMMIT, model_path.c_str(), c.Summary().c_str(),
               HumanBytes(static_cast<double>(wbytes)).c_str());
-  std::printf("- isa: %s, threads: %lld, reps: %lld (median, min-max after 1 warm-up)\n",
+  std::printf("- isa: %s, weights: %s, threads: %lld, reps: %lld (median, min-max after 1 warm-up)\n",
               std::string(kernels::IsaName(kernels::ActiveIsa())).c_str(),
+              row_major ? "row-major" : "x8 where Q4_0/Q5_0/Q8_0",
               static_cast<long long>(threads), static_cast<long long>(reps));
   std::printf("- read bandwidth (same run): %.1f GB/s\n\n", bandwidth);
   std::printf("| test | ms/step | total ms (min-max) | tokens/s (min-max) | weights GB/s | %% roofline |\n");

@@ -40,6 +40,17 @@ def test_json_and_table(tmp_path):
         assert d["min_s"] <= d["median_s"] <= d["max_s"]
         assert d["weights_gbs"] > 0 and d["roofline_pct"] > 0
     assert j["decode"][0]["step_ratio"] == 1.0
+    assert j["weights_x8"] is True
+
+
+@pytest.mark.skipif(not os.path.exists(STORIES), reason="no stories260K")
+def test_row_major_flag(tmp_path):
+    out = tmp_path / "r.json"
+    r = bench("-m", STORIES, "--reps", "1", "--pp", "0", "--tg", "2", "--batches", "",
+              "--row-major", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "weights: row-major" in r.stdout
+    assert json.loads(out.read_text())["weights_x8"] is False
 
 
 @pytest.mark.parametrize("args", [
