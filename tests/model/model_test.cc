@@ -2,7 +2,10 @@
 // forward-pass invariants, on tiny synthetic models.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "model/model.h"
 #include "model/ops.h"
@@ -247,6 +250,45 @@ TEST(ForwardTest, BatchedEqualsIncrementalGemma3) {
   s.n_layer = 6;
   s.tied = true;
   CheckBatchedEqualsIncremental(s);
+}
+
+// The x8 repack (LoadOptions::repack_x8, the default) covers exactly the
+// Q4_0/Q5_0/Q8_0 matrices MatMul reads, and changes the logits by float
+// rounding only: the same greedy token at every position.
+TEST(ForwardTest, RepackX8MatchesRowMajor) {
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kF16}) {
+    SCOPED_TRACE(std::string(TypeName(type)));
+    SyntheticSpec s;
+    s.type = type;
+    s.n_vocab = 61;  // an output matrix with a padded last group of 8 rows
+    auto x8 = LoadSynthetic(s);
+    LoadOptions row_major;
+    row_major.repack_x8 = false;
+    auto rm = LoadSynthetic(s, row_major);
+    ASSERT_TRUE(x8.ok() && rm.ok());
+    const bool packable = type != GgmlType::kF16;
+    const ModelWeights& w = x8->model->weights();
+    EXPECT_EQ(w.output.x8 != nullptr, packable);
+    EXPECT_EQ(w.layers[0].ffn_down.x8 != nullptr, packable);
+    EXPECT_EQ(w.token_embd.x8, nullptr);  // looked up by row, never repacked
+    EXPECT_EQ(rm->model->weights().output.x8, nullptr);
+    const std::vector<int32_t> ids = {1, 5, 9, 2, 33, 7, 60, 11};
+    const int64_t V = s.n_vocab;
+    std::vector<float> logits[2];
+    for (int i = 0; i < 2; ++i) {
+      const Model& model = *(i == 0 ? x8 : rm)->model;
+      auto kv = ContiguousKvCache::Create(model.config(), 16);
+      ASSERT_TRUE(kv.ok());
+      logits[i] = RunBatch(model, kv->get(), Batch::ForPrompt(ids, 0, 0, true));
+      ASSERT_EQ(logits[i].size(), ids.size() * V);
+    }
+    for (size_t t = 0; t < ids.size(); ++t) {
+      const float* a = logits[0].data() + t * V;
+      const float* b = logits[1].data() + t * V;
+      EXPECT_LT(MaxAbsDiff(a, b, V), 1e-3) << "position " << t;
+      EXPECT_EQ(std::max_element(a, a + V) - a, std::max_element(b, b + V) - b) << "position " << t;
+    }
+  }
 }
 
 TEST(ForwardTest, SlidingWindowLimitsReach) {

@@ -104,11 +104,11 @@ std::vector<uint8_t> BuildSynthetic(const SyntheticSpec& s) {
   return std::move(bytes).value();
 }
 
-StatusOr<SyntheticModel> LoadSynthetic(const SyntheticSpec& spec) {
+StatusOr<SyntheticModel> LoadSynthetic(const SyntheticSpec& spec, const LoadOptions& options) {
   SyntheticModel m;
   m.bytes = BuildSynthetic(spec);
   ASSIGN_OR_RETURN(auto file, gguf::GgufFile::Parse("synthetic.gguf", m.bytes));
-  ASSIGN_OR_RETURN(m.model, Model::FromGguf(std::move(file)));
+  ASSIGN_OR_RETURN(m.model, Model::FromGguf(std::move(file), options));
   return m;
 }
 

@@ -40,6 +40,7 @@ struct SyntheticModel {
   std::vector<uint8_t> bytes;
   std::unique_ptr<Model> model;
 };
-StatusOr<SyntheticModel> LoadSynthetic(const SyntheticSpec& spec);
+StatusOr<SyntheticModel> LoadSynthetic(const SyntheticSpec& spec,
+                                       const LoadOptions& options = {});
 
 }  // namespace weft::model::testing
