@@ -29,7 +29,6 @@
 #include "kernels/thread_pool.h"
 #include "tensor/quant.h"
 #include "tensor/types.h"
-#include "util/check.h"
 
 namespace weft::kernels {
 namespace {
@@ -71,14 +70,16 @@ const Weights& GetWeights(GgmlType type, const Shape& s, bool x8) {
     std::normal_distribution<float> normal(0.0f, 0.02f);
     std::vector<float> wf(s.k * s.n);
     for (float& v : wf) v = normal(rng);
-    slot->bytes = RowBytes(type, s.k).value() * s.n;
+    const size_t row_major = RowBytes(type, s.k).value() * s.n;
+    slot->bytes = x8 ? PackedX8Bytes(type, s.n, s.k) : row_major;
     slot->copies = static_cast<int>(((size_t{256} << 20) + slot->bytes - 1) / slot->bytes);
     slot->data.reset(new uint8_t[slot->bytes * slot->copies]);
-    if (!QuantizeRows(type, wf.data(), slot->data.get(), s.n, s.k, 0).ok()) std::abort();
+    std::vector<uint8_t> rows(row_major);
+    if (!QuantizeRows(type, wf.data(), rows.data(), s.n, s.k, 0).ok()) std::abort();
     if (x8) {
-      std::vector<uint8_t> rows(slot->data.get(), slot->data.get() + slot->bytes);
-      CHECK_EQ(PackedX8Bytes(type, s.n, s.k), slot->bytes);  // N % 8 == 0 here
       PackX8(type, rows.data(), 0, s.n, s.k, slot->data.get());
+    } else {
+      std::memcpy(slot->data.get(), rows.data(), row_major);
     }
     for (int c = 1; c < slot->copies; ++c) {
       std::memcpy(slot->data.get() + c * slot->bytes, slot->data.get(), slot->bytes);

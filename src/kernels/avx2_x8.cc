@@ -193,6 +193,139 @@ void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
   }
 }
 
+// Q4_K against Q8_K activations (packed_x8.h's Q4_K layout). Per chunk c
+// (sub-blocks 2c, 2c+1) the 8 low-nibble and 8 high-nibble maddubs of a
+// column add in int16 (|sum| <= 8 * 2 * 15 * 128), then madd with the
+// row's scale in both halves of its lane gives sc * dot in int32; the
+// mins madd against the pair (asum_2p, asum_2p+1) of the column. Per lane:
+//   acc = fma(float(isum), d * da, acc); accm = fma(float(msum), dmin * da,
+//   accm) y = acc - accm
+template <int RC>
+void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
+               size_t xq_stride, float* y, size_t y_stride) {
+  constexpr int kGB = kX8Rows * static_cast<int>(kX8Q4KBlockBytes);
+  const int64_t nb = k / 256;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  const uint8_t* xb[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c)
+    xb[c] = static_cast<const uint8_t*>(xq) + c * xq_stride;
+  constexpr size_t kQ8KBytes = 4 + 256 + 32;  // BlockQ8_K: d, qs, bsums
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  __m256 acc[RC], accm[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* gb = g + b * kGB;
+#pragma GCC unroll 20
+    for (int off = 0; off < kGB; off += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(
+                       reinterpret_cast<uintptr_t>(gb) + kAhead + off),
+                   _MM_HINT_T0);
+    }
+    const int8_t* aq[RC];
+    __m256i isum[RC];
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      aq[c] = reinterpret_cast<const int8_t*>(xb[c] + b * kQ8KBytes + 4);
+      isum[c] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 1
+    for (int chunk = 0; chunk < 4; ++chunk) {
+      const __m256i sca = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+          reinterpret_cast<const __m128i*>(gb + 32 + 16 * chunk)));
+      const __m256i scb = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+          reinterpret_cast<const __m128i*>(gb + 40 + 16 * chunk)));
+      const __m256i sc_lo = _mm256_or_si256(sca, _mm256_slli_epi32(sca, 16));
+      const __m256i sc_hi = _mm256_or_si256(scb, _mm256_slli_epi32(scb, 16));
+      __m256i s_lo[RC], s_hi[RC];
+#pragma GCC unroll 4
+      for (int c = 0; c < RC; ++c) s_lo[c] = s_hi[c] = _mm256_setzero_si256();
+      const uint8_t* q = gb + 160 + 256 * chunk;
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const __m256i v =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * j));
+        const __m256i lo = _mm256_and_si256(v, m4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+#pragma GCC unroll 4
+        for (int c = 0; c < RC; ++c) {
+          const int8_t* a = aq[c] + 64 * chunk + 4 * j;
+          s_lo[c] =
+              _mm256_add_epi16(s_lo[c], _mm256_maddubs_epi16(lo, Bcast4(a)));
+          s_hi[c] = _mm256_add_epi16(s_hi[c],
+                                     _mm256_maddubs_epi16(hi, Bcast4(a + 32)));
+        }
+      }
+#pragma GCC unroll 4
+      for (int c = 0; c < RC; ++c) {
+        isum[c] = _mm256_add_epi32(
+            isum[c], _mm256_add_epi32(_mm256_madd_epi16(s_lo[c], sc_lo),
+                                      _mm256_madd_epi16(s_hi[c], sc_hi)));
+      }
+    }
+    const __m256 dw =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+    const __m256 dm = _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      const uint8_t* blk = xb[c] + b * kQ8KBytes;
+      float da;
+      std::memcpy(&da, blk, 4);
+      int16_t bs[16];
+      std::memcpy(bs, blk + 4 + 256, 32);
+      __m256i msum = _mm256_setzero_si256();
+#pragma GCC unroll 4
+      for (int p = 0; p < 4; ++p) {
+        // (asum of sub-block 2p, of 2p+1) as one int16 pair.
+        const uint32_t lo = static_cast<uint16_t>(bs[4 * p] + bs[4 * p + 1]);
+        const uint32_t hi =
+            static_cast<uint16_t>(bs[4 * p + 2] + bs[4 * p + 3]);
+        const __m256i m16 = _mm256_cvtepu8_epi16(_mm_loadu_si128(
+            reinterpret_cast<const __m128i*>(gb + 96 + 16 * p)));
+        msum = _mm256_add_epi32(
+            msum,
+            _mm256_madd_epi16(
+                m16, _mm256_set1_epi32(static_cast<int32_t>(lo | (hi << 16)))));
+      }
+      const __m256 vda = _mm256_set1_ps(da);
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]),
+                               _mm256_mul_ps(dw, vda), acc[c]);
+      accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum),
+                                _mm256_mul_ps(dm, vda), accm[c]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    const __m256 v = _mm256_sub_ps(acc[c], accm[c]);
+    float* yc = y + c * y_stride;
+    if (nr == kX8Rows) {
+      _mm256_storeu_ps(yc, v);
+    } else {
+      alignas(32) float tmp[kX8Rows];
+      _mm256_store_ps(tmp, v);
+      for (int i = 0; i < nr; ++i) yc[i] = tmp[i];
+    }
+  }
+}
+
+void TileNX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
+                const void* xq, size_t xq_stride, int nc, float* y,
+                size_t y_stride) {
+  switch (nc) {
+    case 1:
+      TileX8Q4K<1>(k, w, nr, xq, xq_stride, y, y_stride);
+      break;
+    case 2:
+      TileX8Q4K<2>(k, w, nr, xq, xq_stride, y, y_stride);
+      break;
+    default:
+      TileX8Q4K<3>(k, w, nr, xq, xq_stride, y, y_stride);
+      break;
+  }
+}
+
 constexpr int kX8Cols = 3;
 
 template <Fmt F>
@@ -225,6 +358,10 @@ void FillX8(KernelTable* t) {
   set(WeightFormat::kQ4_0, TileNX8<Fmt::kQ4_0>);
   set(WeightFormat::kQ5_0, TileNX8<Fmt::kQ5_0>);
   set(WeightFormat::kQ8_0, TileNX8<Fmt::kQ8_0>);
+  const QuantizeActFn q8k =
+      t->matmul[static_cast<int>(WeightFormat::kQ4_K)].quantize;
+  t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] =
+      MatMulKernel{ActFormat::kQ8K, q8k, nullptr, TileNX8Q4K, kX8Rows, kX8Cols};
 }
 
 }  // namespace weft::kernels::avx2

@@ -35,8 +35,8 @@ const KernelTable* Avx2KernelTable() {
     t.name = "avx2";
     avx2::FillFloatAndLegacy(&t);
     avx2::FillLegacyTiles(&t);
-    avx2::FillX8(&t);
     avx2::FillKQuants(&t);
+    avx2::FillX8(&t);  // reads the Q8_0 and Q4_K activation conversions
     avx2::FillOps(&t);
     return t;
   }();

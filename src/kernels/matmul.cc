@@ -99,7 +99,8 @@ bool Prepare(const KernelTable& table, const MatMulArgs& a, Product* p) {
                            static_cast<size_t>(traits.type_size);
   p->kern = &kern;
   p->w = static_cast<const char*>(a.w);
-  p->w_stride = a.w_row_bytes == 0 || a.w_x8 ? row_bytes : a.w_row_bytes;
+  p->w_stride = a.w_x8 ? X8RowBytes(a.w_type, a.k)
+                       : a.w_row_bytes == 0 ? row_bytes : a.w_row_bytes;
   p->x8 = a.w_x8;
   p->x = a.x;
   p->x_stride = a.x_row_stride == 0 ? a.k : a.x_row_stride;

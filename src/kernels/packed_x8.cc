@@ -1,6 +1,8 @@
 #include "kernels/packed_x8.h"
 
+#include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "tensor/blocks.h"
 #include "util/check.h"
@@ -40,12 +42,46 @@ void PackBlock(const uint8_t* const* rows, int n_rows, int64_t b,
   }
 }
 
+// Q4_K super-block b of the 8 rows (see the header).
+void PackBlockQ4K(const uint8_t* const* rows, int n_rows, int64_t b,
+                  uint8_t* dst) {
+  std::memset(dst, 0, kX8Rows * kX8Q4KBlockBytes);
+  for (int i = 0; i < n_rows; ++i) {
+    const BlockQ4_K& blk = reinterpret_cast<const BlockQ4_K*>(rows[i])[b];
+    std::memcpy(dst + 2 * i, &blk.d, 2);
+    std::memcpy(dst + 16 + 2 * i, &blk.dmin, 2);
+    for (int s = 0; s < 8; ++s) {
+      const uint8_t* q = blk.scales;
+      uint8_t sc, m;
+      if (s < 4) {
+        sc = q[s] & 63;
+        m = q[s + 4] & 63;
+      } else {
+        sc = static_cast<uint8_t>((q[s + 4] & 0x0f) | ((q[s - 4] >> 6) << 4));
+        m = static_cast<uint8_t>((q[s + 4] >> 4) | ((q[s] >> 6) << 4));
+      }
+      dst[32 + 8 * s + i] = sc;
+      dst[96 + 16 * (s / 2) + 2 * i + s % 2] = m;
+    }
+    for (int c = 0; c < 4; ++c) {
+      for (int j = 0; j < 8; ++j) {
+        std::memcpy(dst + 160 + 256 * c + 32 * j + 4 * i,
+                    blk.qs + 32 * c + 4 * j, 4);
+      }
+    }
+  }
+}
+
 template <typename Block>
 void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
              uint8_t* out) {
-  const int64_t nb = k / 32;
-  const size_t row_bytes = static_cast<size_t>(nb) * sizeof(Block);
-  if (w_row_bytes == 0) w_row_bytes = row_bytes;
+  constexpr bool kK4 = std::is_same_v<Block, BlockQ4_K>;
+  constexpr int kBlockElems = kK4 ? kQK_K : 32;
+  constexpr size_t kX8Bytes =
+      kK4 ? kX8Q4KBlockBytes : sizeof(Block);  // per row and block
+  const int64_t nb = k / kBlockElems;
+  const size_t row_bytes = static_cast<size_t>(nb) * kX8Bytes;
+  if (w_row_bytes == 0) w_row_bytes = static_cast<size_t>(nb) * sizeof(Block);
   for (int64_t g = 0; g * kX8Rows < n; ++g) {
     const uint8_t* rows[kX8Rows];
     const int n_rows =
@@ -54,7 +90,11 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
       rows[i] = w + (g * kX8Rows + i) * w_row_bytes;
     uint8_t* dst = out + static_cast<size_t>(g) * kX8Rows * row_bytes;
     for (int64_t b = 0; b < nb; ++b) {
-      PackBlock<Block>(rows, n_rows, b, dst + b * kX8Rows * sizeof(Block));
+      if constexpr (kK4) {
+        PackBlockQ4K(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
+      } else {
+        PackBlock<Block>(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
+      }
     }
   }
 }
@@ -63,19 +103,26 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
 
 bool CanPackX8(GgmlType type) {
   return type == GgmlType::kQ4_0 || type == GgmlType::kQ5_0 ||
-         type == GgmlType::kQ8_0;
+         type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K;
+}
+
+size_t X8RowBytes(GgmlType type, int64_t k) {
+  const GgmlTypeTraits& t = TypeTraits(type);
+  CHECK(CanPackX8(type) && k % t.block_size == 0)
+      << TypeName(type) << " k=" << k;
+  const size_t per_block =
+      type == GgmlType::kQ4_K ? kX8Q4KBlockBytes : t.type_size;
+  return static_cast<size_t>(k / t.block_size) * per_block;
 }
 
 size_t PackedX8Bytes(GgmlType type, int64_t n, int64_t k) {
-  CHECK(CanPackX8(type) && k % 32 == 0) << TypeName(type) << " k=" << k;
-  const size_t row_bytes =
-      static_cast<size_t>(k / 32) * TypeTraits(type).type_size;
-  return static_cast<size_t>((n + kX8Rows - 1) / kX8Rows * kX8Rows) * row_bytes;
+  return static_cast<size_t>((n + kX8Rows - 1) / kX8Rows * kX8Rows) *
+         X8RowBytes(type, k);
 }
 
 void PackX8(GgmlType type, const void* w, size_t w_row_bytes, int64_t n,
             int64_t k, void* out) {
-  CHECK(CanPackX8(type) && k % 32 == 0) << TypeName(type) << " k=" << k;
+  X8RowBytes(type, k);  // checks the type and k
   const uint8_t* src = static_cast<const uint8_t*>(w);
   uint8_t* dst = static_cast<uint8_t*>(out);
   switch (type) {
@@ -84,6 +131,9 @@ void PackX8(GgmlType type, const void* w, size_t w_row_bytes, int64_t n,
       break;
     case GgmlType::kQ5_0:
       PackAll<BlockQ5_0>(src, w_row_bytes, n, k, dst);
+      break;
+    case GgmlType::kQ4_K:
+      PackAll<BlockQ4_K>(src, w_row_bytes, n, k, dst);
       break;
     default:
       PackAll<BlockQ8_0>(src, w_row_bytes, n, k, dst);

@@ -1,4 +1,4 @@
-// The x8 weight layout: Q4_0, Q5_0 and Q8_0 matrices with 8 rows
+// The x8 weight layout: Q4_0, Q5_0, Q8_0 and Q4_K matrices with 8 rows
 // interleaved block by block, repacked once at load time for MatMul.
 //
 // In the file's row-major layout a decode tile reads 4 rows side by side,
@@ -21,8 +21,16 @@
 // vector j are elements 4j..4j+3 of the 8 rows and the high nibbles
 // elements 16+4j..16+4j+3. Q5_0's h: byte 4i+t, bit j is the 5th bit of
 // element 4j+t of row i and bit 4+j that of element 16+4j+t.
-// A group is 8 rows' bytes (8 * RowBytes), so group g starts at byte
-// 8g * RowBytes, where row 8g starts in the row-major layout.
+// Q4_K, per super-block of 256 elements (8 * 148 bytes, 4 more per row
+// than the file: the scales are unpacked):
+//   d[8], dmin[8]  fp16                                       32 bytes
+//   sc[8][8]       6-bit scale of sub-block s (0..7), row i at 8s + i
+//   m[4][8][2]     6-bit mins: pair p, row i: m of sub-blocks 2p, 2p+1
+//   q[4][8][32]    chunk c (elements 64c .. 64c+63), vector j: bytes
+//                  4j .. 4j+3 of each row's 32 qs bytes of the chunk; low
+//                  nibbles are sub-block 2c, high nibbles sub-block 2c+1
+// A group is 8 x X8RowBytes, so group g starts at byte 8g * X8RowBytes
+// (for Q4_0/Q5_0/Q8_0 where row 8g starts in the row-major layout).
 #pragma once
 
 #include <cstddef>
@@ -34,17 +42,23 @@ namespace weft::kernels {
 
 // Rows per group of the x8 layout.
 inline constexpr int kX8Rows = 8;
+// Bytes per row and super-block of Q4_K in the x8 layout (file: 144).
+inline constexpr size_t kX8Q4KBlockBytes = 148;
 
-// Whether MatMul has x8 kernels for `type` (Q4_0, Q5_0, Q8_0).
+// Whether MatMul has x8 kernels for `type` (Q4_0, Q5_0, Q8_0, Q4_K).
 bool CanPackX8(GgmlType type);
 
+// Bytes per row in the x8 layout (a group is 8 of them): RowBytes, but
+// 148 per super-block for Q4_K. REQUIRES: CanPackX8(type), k a multiple of
+// the type's block.
+size_t X8RowBytes(GgmlType type, int64_t k);
+
 // Bytes of the x8 form of n rows of k elements: n rounded up to a multiple
-// of 8, times the row bytes. REQUIRES: CanPackX8(type), k % 32 == 0.
+// of 8, times X8RowBytes.
 size_t PackedX8Bytes(GgmlType type, int64_t n, int64_t k);
 
 // Writes the x8 form of the n row-major rows at w (w_row_bytes apart; 0:
-// packed) to out (PackedX8Bytes bytes). REQUIRES: CanPackX8(type),
-// k % 32 == 0.
+// packed) to out (PackedX8Bytes bytes).
 void PackX8(GgmlType type, const void* w, size_t w_row_bytes, int64_t n,
             int64_t k, void* out);
 

@@ -332,7 +332,7 @@ KernelTable MakeScalarTable() {
   set(WeightFormat::kQ4_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ4_K>);
   set(WeightFormat::kQ5_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ5_K>);
   set(WeightFormat::kQ6_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ6_K>);
-  FillScalarX8(&t, QuantizeQ8x32);
+  FillScalarX8(&t, QuantizeQ8x32);  // after the Q4_K entry (its Q8_K conversion)
   t.rms_norm = RmsNorm;
   t.rope = Rope;
   t.softmax = Softmax;

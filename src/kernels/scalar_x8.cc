@@ -11,6 +11,7 @@
 #include "kernels/kernel_table.h"
 #include "kernels/packed_x8.h"
 #include "kernels/x8_internal.h"
+#include "tensor/blocks.h"
 #include "tensor/half.h"
 
 namespace weft::kernels {
@@ -85,6 +86,48 @@ void TileX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
   }
 }
 
+// Q4_K in the x8 layout against Q8_K activations. Per row and super-block:
+// isum = sum_s sc_s * dot_s, msum = sum_s m_s * asum_s (integers), then
+//   acc += float(isum) * (d * da);  accm += float(msum) * (dmin * da)
+// and y = acc - accm.
+void TileX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
+               const void* xq, size_t xq_stride, int nc, float* y,
+               size_t y_stride) {
+  const int64_t nb = k / kQK_K;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  for (int c = 0; c < nc; ++c) {
+    const BlockQ8_K* a = reinterpret_cast<const BlockQ8_K*>(
+        static_cast<const char*>(xq) + c * xq_stride);
+    float acc[kX8Rows] = {}, accm[kX8Rows] = {};
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* gb = g + b * kX8Rows * kX8Q4KBlockBytes;
+      for (int i = 0; i < kX8Rows; ++i) {
+        int32_t isum = 0, msum = 0;
+        for (int s = 0; s < 8; ++s) {
+          const int chunk = s / 2, hi = s % 2;
+          int32_t sub = 0;
+          for (int j = 0; j < 8; ++j) {
+            for (int t = 0; t < 4; ++t) {
+              const uint8_t byte = gb[160 + 256 * chunk + 32 * j + 4 * i + t];
+              const int q = hi ? byte >> 4 : byte & 15;
+              sub += q * a[b].qs[64 * chunk + 32 * hi + 4 * j + t];
+            }
+          }
+          isum += gb[32 + 8 * s + i] * sub;
+          msum += gb[96 + 16 * chunk + 2 * i + hi] *
+                  (a[b].bsums[2 * s] + a[b].bsums[2 * s + 1]);
+        }
+        uint16_t dbits, mbits;
+        std::memcpy(&dbits, gb + 2 * i, 2);
+        std::memcpy(&mbits, gb + 16 + 2 * i, 2);
+        acc[i] += static_cast<float>(isum) * (Fp16ToFp32(dbits) * a[b].d);
+        accm[i] += static_cast<float>(msum) * (Fp16ToFp32(mbits) * a[b].d);
+      }
+    }
+    for (int i = 0; i < nr; ++i) y[c * y_stride + i] = acc[i] - accm[i];
+  }
+}
+
 }  // namespace
 
 void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32) {
@@ -96,6 +139,9 @@ void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32) {
   set(WeightFormat::kQ4_0, TileX8<Fmt::kQ4_0>);
   set(WeightFormat::kQ5_0, TileX8<Fmt::kQ5_0>);
   set(WeightFormat::kQ8_0, TileX8<Fmt::kQ8_0>);
+  const MatMulKernel& k4 = t->matmul[static_cast<int>(WeightFormat::kQ4_K)];
+  t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] = MatMulKernel{
+      ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q4K, kX8Rows, 1};
 }
 
 }  // namespace weft::kernels

@@ -11,7 +11,8 @@ namespace weft::kernels {
 void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32);
 
 namespace avx2 {
-// avx2_x8.cc: overwrites the x8 tiles (after FillFloatAndLegacy).
+// avx2_x8.cc: overwrites the x8 tiles (after FillFloatAndLegacy and
+// FillKQuants, whose activation conversions they reuse).
 void FillX8(KernelTable* t);
 }  // namespace avx2
 

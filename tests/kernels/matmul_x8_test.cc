@@ -24,7 +24,7 @@ using testing::Problem;
 using testing::RunMatMul;
 
 constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ5_0,
-                               GgmlType::kQ8_0};
+                               GgmlType::kQ8_0, GgmlType::kQ4_K};
 
 std::string Name(GgmlType t, int64_t m, int64_t n, int64_t k) {
   return StrFormat("%s x8 M=%lld N=%lld K=%lld",
@@ -34,14 +34,21 @@ std::string Name(GgmlType t, int64_t m, int64_t n, int64_t k) {
 
 // Tolerance of a float-summation-order difference: 2e-5 of sum |x| * max|w|
 // over the blocks, as for the other SIMD kernels against their twins.
+// K values: odd block counts, more than one block.
+std::vector<int64_t> Ks(GgmlType t) {
+  if (t == GgmlType::kQ4_K) return {256, 768, 2304};
+  return {32, 96, 608, 2144};
+}
+
 std::vector<double> Tolerance(const Problem& p) {
   std::vector<double> tol(p.m * p.n);
   for (int64_t r = 0; r < p.m; ++r) {
     for (int64_t c = 0; c < p.n; ++c) {
       double bound = 0;
-      for (int64_t b0 = 0; b0 < p.k; b0 += 32) {
+      const int64_t blk = TypeTraits(p.type).block_size;
+      for (int64_t b0 = 0; b0 < p.k; b0 += blk) {
         double wmax = 0, xs = 0;
-        for (int64_t i = b0; i < b0 + 32; ++i) {
+        for (int64_t i = b0; i < b0 + blk; ++i) {
           wmax = std::max(wmax, std::fabs(double{p.w_deq[c * p.k + i]}));
           xs += std::fabs(double{p.x[r * p.k + i]});
         }
@@ -57,11 +64,15 @@ TEST(MatMulX8Test, Layout) {
   EXPECT_TRUE(CanPackX8(GgmlType::kQ4_0));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ5_0));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ8_0));
-  EXPECT_FALSE(CanPackX8(GgmlType::kQ4_K));
+  EXPECT_TRUE(CanPackX8(GgmlType::kQ4_K));
+  EXPECT_FALSE(CanPackX8(GgmlType::kQ6_K));
   EXPECT_FALSE(CanPackX8(GgmlType::kF16));
   // Rows rounded up to whole groups of 8.
   EXPECT_EQ(PackedX8Bytes(GgmlType::kQ4_0, 9, 64), size_t{16} * 36);
   EXPECT_EQ(PackedX8Bytes(GgmlType::kQ8_0, 8, 32), size_t{8} * 34);
+  EXPECT_EQ(PackedX8Bytes(GgmlType::kQ4_K, 3, 512), size_t{8} * 2 * 148);
+  EXPECT_EQ(X8RowBytes(GgmlType::kQ4_0, 64), size_t{36});
+  EXPECT_EQ(X8RowBytes(GgmlType::kQ4_K, 512), size_t{296});
   for (Isa isa : SupportedIsas()) {
     for (GgmlType t : kTypes) {
       const MatMulKernel& k =
@@ -85,7 +96,7 @@ TEST(MatMulX8Test, MatchesRowMajorScalar) {
     const KernelTable& t = GetKernels(isa);
     uint32_t seed = 2000;
     for (GgmlType type : kTypes) {
-      for (int64_t k : {32, 96, 608, 2144}) {
+      for (int64_t k : Ks(type)) {
         for (int64_t m : {1, 3, 17, 255}) {
           for (int64_t n : {1, 5, 67}) {
             if (m == 255 && n != 67) continue;
@@ -113,7 +124,7 @@ TEST(MatMulX8Test, RowsAreIndependentOfTheBatch) {
     const KernelTable& t = GetKernels(isa);
     uint32_t seed = 3000;
     for (GgmlType type : kTypes) {
-      for (int64_t k : {64, 2144}) {
+      for (int64_t k : {Ks(type)[1], Ks(type)[3 % Ks(type).size()]}) {
         const int64_t m = 7, n = 29;
         Problem p = MakeProblem(type, m, n, k, seed++);
         const std::vector<float> all = RunMatMul(t, p, &pool, true);
