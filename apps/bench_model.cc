@@ -118,7 +118,7 @@ int RunBenchModel(int argc, char** argv) {
   flags.Int("ctx", &ctx, "context tokens of each sequence in the batched decode test");
   flags.String("batches", &batch_list, "batch sizes of the decode curve (empty = skip)");
   flags.Bool("row-major", &row_major,
-             "keep Q4_0/Q5_0/Q8_0 weights in the file's layout (no x8 repack at load)");
+             "keep Q4_0/Q5_0/Q8_0/Q4_K weights in the file's layout (no x8 repack at load)");
   std::vector<std::string> args;
   if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
   if (!args.empty()) {
@@ -294,7 +294,7 @@ int RunBenchModel(int argc, char** argv) {
               HumanBytes(static_cast<double>(wbytes)).c_str());
   std::printf("- isa: %s, weights: %s, threads: %lld, reps: %lld (median, min-max after 1 warm-up)\n",
               std::string(kernels::IsaName(kernels::ActiveIsa())).c_str(),
-              row_major ? "row-major" : "x8 where Q4_0/Q5_0/Q8_0",
+              row_major ? "row-major" : "x8 where Q4_0/Q5_0/Q8_0/Q4_K",
               static_cast<long long>(threads), static_cast<long long>(reps));
   std::printf("- read bandwidth (same run): %.1f GB/s\n\n", bandwidth);
   std::printf("| test | ms/step | total ms (min-max) | tokens/s (min-max) | weights GB/s | %% roofline |\n");
