@@ -46,6 +46,30 @@ constexpr int kOffset = F == Fmt::kQ4_0   ? 8
 // Software prefetch distance in bytes along the group's stream.
 constexpr size_t kAhead = 2048;
 
+// Prefetches the kBytes of the group block kAhead bytes past gb, one
+// line at a time (integer arithmetic: the address may lie past the matrix;
+// a prefetch never faults, but a pointer may not point there).
+template <int kBytes>
+static inline void PrefetchAhead(const uint8_t* gb) {
+#pragma GCC unroll 20
+  for (int off = 0; off < kBytes; off += 64) {
+    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(gb) +
+                                               kAhead + off),
+                 _MM_HINT_T0);
+  }
+}
+
+// y[0 .. nr) = the first nr lanes of v.
+static inline void StoreRows(__m256 v, int nr, float* y) {
+  if (nr == kX8Rows) {
+    _mm256_storeu_ps(y, v);
+    return;
+  }
+  alignas(32) float tmp[kX8Rows];
+  _mm256_store_ps(tmp, v);
+  for (int i = 0; i < nr; ++i) y[i] = tmp[i];
+}
+
 static inline __m256i Bcast4(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
@@ -151,14 +175,7 @@ void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
   for (int c = 0; c < RC; ++c) acc[c] = corr[c] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* gb = g + b * kGB;
-#pragma GCC unroll 8
-    for (int off = 0; off < kGB; off += 64) {
-      // Integer arithmetic: the address may lie past the matrix (a
-      // prefetch never faults, but a pointer may not point there).
-      _mm_prefetch(reinterpret_cast<const char*>(
-                       reinterpret_cast<uintptr_t>(gb) + kAhead + off),
-                   _MM_HINT_T0);
-    }
+    PrefetchAhead<kGB>(gb);
     const __m256 dw =
         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
     const int8_t* a[RC];
@@ -182,14 +199,7 @@ void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
       v = _mm256_fnmadd_ps(_mm256_set1_ps(static_cast<float>(kOffset<F>)),
                            corr[c], v);
     }
-    float* yc = y + c * y_stride;
-    if (nr == kX8Rows) {
-      _mm256_storeu_ps(yc, v);
-    } else {
-      alignas(32) float tmp[kX8Rows];
-      _mm256_store_ps(tmp, v);
-      for (int i = 0; i < nr; ++i) yc[i] = tmp[i];
-    }
+    StoreRows(v, nr, y + c * y_stride);
   }
 }
 
@@ -217,12 +227,7 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
   for (int c = 0; c < RC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* gb = g + b * kGB;
-#pragma GCC unroll 20
-    for (int off = 0; off < kGB; off += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(
-                       reinterpret_cast<uintptr_t>(gb) + kAhead + off),
-                   _MM_HINT_T0);
-    }
+    PrefetchAhead<kGB>(gb);
     const int8_t* aq[RC];
     __m256i isum[RC];
 #pragma GCC unroll 4
@@ -299,14 +304,7 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
 #pragma GCC unroll 4
   for (int c = 0; c < RC; ++c) {
     const __m256 v = _mm256_sub_ps(acc[c], accm[c]);
-    float* yc = y + c * y_stride;
-    if (nr == kX8Rows) {
-      _mm256_storeu_ps(yc, v);
-    } else {
-      alignas(32) float tmp[kX8Rows];
-      _mm256_store_ps(tmp, v);
-      for (int i = 0; i < nr; ++i) yc[i] = tmp[i];
-    }
+    StoreRows(v, nr, y + c * y_stride);
   }
 }
 
