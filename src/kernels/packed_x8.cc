@@ -51,15 +51,8 @@ void PackBlockQ4K(const uint8_t* const* rows, int n_rows, int64_t b,
     std::memcpy(dst + 2 * i, &blk.d, 2);
     std::memcpy(dst + 16 + 2 * i, &blk.dmin, 2);
     for (int s = 0; s < 8; ++s) {
-      const uint8_t* q = blk.scales;
       uint8_t sc, m;
-      if (s < 4) {
-        sc = q[s] & 63;
-        m = q[s + 4] & 63;
-      } else {
-        sc = static_cast<uint8_t>((q[s + 4] & 0x0f) | ((q[s - 4] >> 6) << 4));
-        m = static_cast<uint8_t>((q[s + 4] >> 4) | ((q[s] >> 6) << 4));
-      }
+      ScaleMinK4(s, blk.scales, &sc, &m);
       dst[32 + 8 * s + i] = sc;
       dst[96 + 16 * (s / 2) + 2 * i + s % 2] = m;
     }

@@ -142,22 +142,12 @@ float DotQ8_0(int64_t k, const void* w, const void* x) {
   return s;
 }
 
-void ScaleMinK4(int j, const uint8_t* q, int* sc, int* m) {
-  if (j < 4) {
-    *sc = q[j] & 63;
-    *m = q[j + 4] & 63;
-  } else {
-    *sc = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
-    *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-  }
-}
-
 // Q4_K and Q5_K (qh null for Q4_K): x = d*sc*q - dmin*m per 32-group.
 float DotQ45K(const uint8_t* scales, const uint8_t* qs, const uint8_t* qh,
               float d, float dmin, const BlockQ8_K& a) {
   int sumi = 0, summ = 0;
   for (int j = 0; j < 4; ++j) {
-    int sc0, m0, sc1, m1;
+    uint8_t sc0, m0, sc1, m1;
     ScaleMinK4(2 * j, scales, &sc0, &m0);
     ScaleMinK4(2 * j + 1, scales, &sc1, &m1);
     int s0 = 0, s1 = 0;

@@ -89,6 +89,19 @@ struct BlockQ4_K {
   uint8_t qs[kQK_K / 2];
 };
 
+// The 6-bit scale and min of sub-block j (0..7) from the 12 scale bytes q
+// of a Q4_K / Q5_K block. static: internal linkage, so a copy compiled with
+// ISA flags is never shared with other files.
+static inline void ScaleMinK4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
+  if (j < 4) {
+    *sc = q[j] & 63;
+    *m = q[j + 4] & 63;
+  } else {
+    *sc = static_cast<uint8_t>((q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4));
+    *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
+
 // As Q4_K with a fifth bit per element in qh.
 struct BlockQ5_K {
   Fp16Bits d;

@@ -16,17 +16,6 @@
 namespace weft::quant_internal {
 namespace {
 
-// Unpacks the 6-bit scale and min of group j (0..7) of Q4_K / Q5_K.
-void ScaleMinK4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
-  if (j < 4) {
-    *sc = q[j] & 63;
-    *m = q[j + 4] & 63;
-  } else {
-    *sc = static_cast<uint8_t>((q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4));
-    *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-  }
-}
-
 // Packs 8 6-bit scales and mins into the 12-byte Q4_K / Q5_K layout.
 void PackScaleMinK4(const uint8_t ls[8], const uint8_t lm[8],
                     uint8_t scales[kKScaleSize]) {
