@@ -19,25 +19,25 @@
 // Compiled with -mavx2 -mfma -mf16c: reached only through the dispatch table.
 #include <immintrin.h>
 
-#include <array>
 #include <cstdint>
 #include <cstring>
-#include <utility>
 
 #include "kernels/kernel_table.h"
 #include "kernels/packed_x8.h"
 #include "kernels/x8_internal.h"
+#include "tensor/blocks.h"
 
 namespace weft::kernels::avx2 {
 namespace {
 
 enum class Fmt { kQ4_0, kQ5_0, kQ8_0 };
 
-// Bytes of one block of a group (8 rows), and the offset of the codes.
+// Bytes of one block of a group (8 rows): 8 of the format's blocks.
 template <Fmt F>
-constexpr int kGroupBlockBytes = kX8Rows*(F == Fmt::kQ4_0   ? 18
-                                          : F == Fmt::kQ5_0 ? 22
-                                                            : 34);
+constexpr int kGroupBlockBytes =
+    kX8Rows* static_cast<int>(F == Fmt::kQ4_0   ? sizeof(BlockQ4_0)
+                              : F == Fmt::kQ5_0 ? sizeof(BlockQ5_0)
+                                                : sizeof(BlockQ8_0));
 template <Fmt F>
 constexpr int kOffset = F == Fmt::kQ4_0   ? 8
                         : F == Fmt::kQ5_0 ? 16
@@ -208,19 +208,21 @@ void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
 // column add in int16 (|sum| <= 8 * 2 * 15 * 128), then madd with the
 // row's scale in both halves of its lane gives sc * dot in int32; the
 // mins madd against the pair (asum_2p, asum_2p+1) of the column. Per lane:
-//   acc = fma(float(isum), d * da, acc); accm = fma(float(msum), dmin * da,
-//   accm) y = acc - accm
+//   acc = fma(float(isum), d * da, acc)
+//   accm = fma(float(msum), dmin * da, accm)
+//   y = acc - accm
 template <int RC>
 void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
                size_t xq_stride, float* y, size_t y_stride) {
   constexpr int kGB = kX8Rows * static_cast<int>(kX8Q4KBlockBytes);
   const int64_t nb = k / 256;
   const uint8_t* g = static_cast<const uint8_t*>(w);
-  const uint8_t* xb[RC];
+  const BlockQ8_K* xb[RC];
 #pragma GCC unroll 4
-  for (int c = 0; c < RC; ++c)
-    xb[c] = static_cast<const uint8_t*>(xq) + c * xq_stride;
-  constexpr size_t kQ8KBytes = 4 + 256 + 32;  // BlockQ8_K: d, qs, bsums
+  for (int c = 0; c < RC; ++c) {
+    xb[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) +
+                                               c * xq_stride);
+  }
   const __m256i m4 = _mm256_set1_epi8(0x0f);
   __m256 acc[RC], accm[RC];
 #pragma GCC unroll 4
@@ -232,7 +234,7 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
     __m256i isum[RC];
 #pragma GCC unroll 4
     for (int c = 0; c < RC; ++c) {
-      aq[c] = reinterpret_cast<const int8_t*>(xb[c] + b * kQ8KBytes + 4);
+      aq[c] = xb[c][b].qs;
       isum[c] = _mm256_setzero_si256();
     }
 #pragma GCC unroll 1
@@ -275,11 +277,7 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
 #pragma GCC unroll 4
     for (int c = 0; c < RC; ++c) {
-      const uint8_t* blk = xb[c] + b * kQ8KBytes;
-      float da;
-      std::memcpy(&da, blk, 4);
-      int16_t bs[16];
-      std::memcpy(bs, blk + 4 + 256, 32);
+      const int16_t* bs = xb[c][b].bsums;
       __m256i msum = _mm256_setzero_si256();
 #pragma GCC unroll 4
       for (int p = 0; p < 4; ++p) {
@@ -294,7 +292,7 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
             _mm256_madd_epi16(
                 m16, _mm256_set1_epi32(static_cast<int32_t>(lo | (hi << 16)))));
       }
-      const __m256 vda = _mm256_set1_ps(da);
+      const __m256 vda = _mm256_set1_ps(xb[c][b].d);
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]),
                                _mm256_mul_ps(dw, vda), acc[c]);
       accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum),

@@ -107,9 +107,9 @@ struct MatMulKernel {
 struct KernelTable {
   const char* name = "scalar";  // "scalar", "avx2", "avx512"
   MatMulKernel matmul[kNumWeightFormats];
-  // Kernels for weights in the x8 layout (packed_x8.h): Q4_0, Q5_0 and
-  // Q8_0 only (tile kernels with tile_rows = 8; nr < 8 on the last group);
-  // the other entries are empty.
+  // Kernels for weights in the x8 layout (packed_x8.h): Q4_0, Q5_0, Q8_0
+  // and Q4_K only (tile kernels with tile_rows = 8; nr < 8 on the last
+  // group); the other entries are empty.
   MatMulKernel matmul_x8[kNumWeightFormats];
 
   // out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i] (w may be null: weight 1);

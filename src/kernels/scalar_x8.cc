@@ -4,7 +4,6 @@
 //   y = acc - offset * sum_b dw * ds                  (Q4_0 / Q5_0)
 // where code is the unsigned code (w = dw * (code - offset)) or Q8_0's
 // signed value (offset 0).
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -21,9 +20,10 @@ enum class Fmt { kQ4_0, kQ5_0, kQ8_0 };
 
 template <Fmt F>
 struct X8Traits {
-  static constexpr int kBlockBytes = F == Fmt::kQ4_0   ? 18
-                                     : F == Fmt::kQ5_0 ? 22
-                                                       : 34;
+  static constexpr int kBlockBytes =
+      static_cast<int>(F == Fmt::kQ4_0   ? sizeof(BlockQ4_0)
+                       : F == Fmt::kQ5_0 ? sizeof(BlockQ5_0)
+                                         : sizeof(BlockQ8_0));
   static constexpr int kOffset = F == Fmt::kQ4_0 ? 8 : F == Fmt::kQ5_0 ? 16 : 0;
   // isum[i] += the integer dot of row i's block with a (32 int8), for the
   // 8 rows of a group block.

@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "kernels/packed_x8.h"
-
 #include "tensor/quant.h"
 #include "util/check.h"
 #include "util/strings.h"
@@ -159,20 +158,17 @@ StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
   return w;
 }
 
-}  // namespace weft::model
-
-namespace weft::model {
 namespace {
 
 void RepackOne(const gguf::GgufFile& file, WeightMatrix* m, ModelWeights* w) {
-  if (!m->present() || m->x8 != nullptr || !kernels::CanPackX8(m->type)) return;
+  if (!m->present() || !kernels::CanPackX8(m->type)) return;
   const size_t bytes = kernels::PackedX8Bytes(m->type, m->rows, m->cols);
   void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
   CHECK(p != nullptr) << "out of memory repacking " << m->name << " (" << bytes << " bytes)";
   std::shared_ptr<uint8_t> buf(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
   // In slices of about 4 MiB (whole groups), each released once copied, so
   // the original and its copy are never both resident.
-  const size_t row_bytes = bytes / static_cast<size_t>((m->rows + 7) / 8 * 8);
+  const size_t row_bytes = kernels::X8RowBytes(m->type, m->cols);
   const int64_t slice = std::max<int64_t>(8, int64_t{4 << 20} / static_cast<int64_t>(row_bytes) / 8 * 8);
   for (int64_t r0 = 0; r0 < m->rows; r0 += slice) {
     const int64_t n = std::min(slice, m->rows - r0);
