@@ -15,6 +15,7 @@ void FillFloatAndLegacy(KernelTable* t);  // avx2_matmul.cc
 void FillKQuants(KernelTable* t);         // avx2_kquants.cc
 void FillLegacyTiles(KernelTable* t);     // avx2_legacy_tiles.cc (after FillFloatAndLegacy)
 void FillOps(KernelTable* t);             // avx2_ops.cc
+void FillAttention(KernelTable* t);       // avx2_attention.cc
 
 }  // namespace avx2
 

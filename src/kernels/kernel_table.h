@@ -133,6 +133,27 @@ struct KernelTable {
   // y[i] += alpha * x[i]; x float32 or IEEE half bits.
   void (*axpy_f32)(float alpha, const float* x, float* y, int64_t n) = nullptr;
   void (*axpy_f16)(float alpha, const uint16_t* x, float* y, int64_t n) = nullptr;
+  // Attention's score kernel: one key row k (n elements, float32 or half
+  // bits) against nr query rows q + r * q_stride:
+  //   out[r * out_stride] = dot(q_r, k) * scale   for r < nr,
+  // with exactly dot_f32's (dot_f16's) arithmetic per row, so a score
+  // does not depend on nr or on the row's place among them.
+  void (*dots_f32)(const float* q, int64_t q_stride, int nr, const float* k,
+                   int64_t n, float scale, float* out,
+                   int64_t out_stride) = nullptr;
+  void (*dots_f16)(const float* q, int64_t q_stride, int nr, const uint16_t* k,
+                   int64_t n, float scale, float* out,
+                   int64_t out_stride) = nullptr;
+  // Attention's weighted sum: for r < nr and p = 0 .. np-1 in order,
+  //   y_r += alpha[r * alpha_stride + p] * rows[p]
+  // (y_r = y + r * y_stride; rows[p]: n float32 / half elements), with
+  // exactly the arithmetic of that sequence of axpy_f32 (axpy_f16) calls.
+  void (*wsum_f32)(const void* const* rows, int64_t np, const float* alpha,
+                   int64_t alpha_stride, int nr, int64_t n, float* y,
+                   int64_t y_stride) = nullptr;
+  void (*wsum_f16)(const void* const* rows, int64_t np, const float* alpha,
+                   int64_t alpha_stride, int nr, int64_t n, float* y,
+                   int64_t y_stride) = nullptr;
   // Reads n bytes (n a multiple of 64, p 64-byte aligned) and returns a
   // value that depends on all of them (the bandwidth probe).
   uint64_t (*read_bytes)(const void* p, size_t n) = nullptr;

@@ -307,6 +307,23 @@ uint64_t ReadBytes(const void* p, size_t n) {
   return acc;
 }
 
+// The multi-row attention kernels, by their definition in kernel_table.h.
+template <typename K, float (*kDot)(const float*, const K*, int64_t)>
+void Dots(const float* q, int64_t q_stride, int nr, const K* k, int64_t n,
+          float scale, float* out, int64_t out_stride) {
+  for (int r = 0; r < nr; ++r) out[r * out_stride] = kDot(q + r * q_stride, k, n) * scale;
+}
+
+template <typename K, void (*kAxpy)(float, const K*, float*, int64_t)>
+void Wsum(const void* const* rows, int64_t np, const float* alpha,
+          int64_t alpha_stride, int nr, int64_t n, float* y, int64_t y_stride) {
+  for (int r = 0; r < nr; ++r) {
+    for (int64_t p = 0; p < np; ++p) {
+      kAxpy(alpha[r * alpha_stride + p], static_cast<const K*>(rows[p]), y + r * y_stride, n);
+    }
+  }
+}
+
 KernelTable MakeScalarTable() {
   KernelTable t;
   t.name = "scalar";
@@ -332,6 +349,10 @@ KernelTable MakeScalarTable() {
   t.dot_f16 = VecDotF16;
   t.axpy_f32 = AxpyF32;
   t.axpy_f16 = AxpyF16;
+  t.dots_f32 = Dots<float, VecDotF32>;
+  t.dots_f16 = Dots<uint16_t, VecDotF16>;
+  t.wsum_f32 = Wsum<float, AxpyF32>;
+  t.wsum_f16 = Wsum<uint16_t, AxpyF16>;
   t.read_bytes = ReadBytes;
   return t;
 }

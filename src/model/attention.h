@@ -21,11 +21,15 @@ namespace weft::model {
 struct AttentionContext {
   const kernels::KernelTable* kt = nullptr;  // never null
   kernels::ThreadPool* pool = nullptr;       // null: the calling thread only
-  // Per pool thread: room for at least n_head / n_head_kv * (max position
-  // in the batch + 1) floats (the scores of one kv head's query heads).
-  // Size >= pool's num_threads (1 without a pool).
+  // Per pool thread: room for at least AttentionScratchFloats floats (one
+  // task's query rows, outputs and scores). Size >= pool's num_threads (1
+  // without a pool).
   std::vector<std::vector<float>>* scores = nullptr;
 };
+
+// Floats of per-thread scratch Attention needs for a batch whose largest
+// position is max_pos, with the cache's row type `type`.
+int64_t AttentionScratchFloats(const ModelConfig& c, KvType type, int32_t max_pos);
 
 // Stores every batch token's K and V rows for layer `layer`, converted
 // to the cache's KvType.

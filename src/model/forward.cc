@@ -186,7 +186,7 @@ Status Model::Forward(const Batch& batch, KvCache* cache,
     s.decoded.resize(static_cast<size_t>(cx.n_threads));
   }
   for (auto& sc : s.scores) {
-    Grow(&sc, c.n_head / c.n_head_kv * (static_cast<int64_t>(max_pos) + 1));
+    Grow(&sc, AttentionScratchFloats(c, cache->kv_type(), max_pos));
   }
   const AttentionContext ax{&kt, cx.pool, &s.scores};
 

@@ -67,6 +67,9 @@ void CheckAttention(const ModelConfig& c, KvType type, const kernels::KernelTabl
   }
   batch.Add(1, 5, 0, true);
   batch.Add(1, 0, 0, true);
+  // A prompt chunk: consecutive positions of one sequence share tasks (and
+  // their key / value reads), which must not change any token's result.
+  for (int32_t p = 9; p < 20; ++p) batch.Add(1, p, 2, true);
   const int64_t T = static_cast<int64_t>(batch.size());
   std::vector<float> q(T * c.q_dim());
   for (float& x : q) x = nd(rng);
@@ -76,8 +79,8 @@ void CheckAttention(const ModelConfig& c, KvType type, const kernels::KernelTabl
     pool = std::make_unique<kernels::ThreadPool>(
         kernels::ThreadPoolOptions{.num_threads = n_threads, .spin_iterations = 100});
   }
-  std::vector<std::vector<float>> scores(n_threads,
-                                         std::vector<float>(c.n_head / c.n_head_kv * kCap));
+  std::vector<std::vector<float>> scores(
+      n_threads, std::vector<float>(AttentionScratchFloats(c, type, kCap - 1)));
   const AttentionContext ax{&kt, pool.get(), &scores};
   for (int32_t layer = 0; layer < c.n_layer; ++layer) {
     std::vector<float> out(T * c.n_head * c.head_dim_v, -1.0f);
@@ -90,13 +93,18 @@ void CheckAttention(const ModelConfig& c, KvType type, const kernels::KernelTabl
         const KvCache& ckv = **kv;
         kernels::AttentionArgs a;
         a.q = q.data() + t * c.q_dim() + h * c.head_dim_k;
-        a.k = ckv.KeyData(layer, batch.seq_ids[t], 0) + (h / group) * c.head_dim_k * el;
-        a.v = ckv.ValueData(layer, batch.seq_ids[t], 0) + (h / group) * c.head_dim_v * el;
+        // Sliding-window layers see keys pos - window + 1 .. pos.
+        const int32_t pos = batch.positions[t];
+        const int32_t lo = c.IsLocalLayer(layer) && pos >= c.sliding_window
+                               ? pos - static_cast<int32_t>(c.sliding_window) + 1
+                               : 0;
+        a.k = ckv.KeyData(layer, batch.seq_ids[t], lo) + (h / group) * c.head_dim_k * el;
+        a.v = ckv.ValueData(layer, batch.seq_ids[t], lo) + (h / group) * c.head_dim_v * el;
         a.k_type = a.v_type = type == KvType::kF32 ? kernels::KvType::kF32
                                                    : kernels::KvType::kF16;
         a.k_row_bytes = static_cast<size_t>(KvRowBytes(type, c.k_dim()));
         a.v_row_bytes = static_cast<size_t>(KvRowBytes(type, c.v_dim()));
-        a.n_kv = batch.positions[t] + 1;
+        a.n_kv = pos - lo + 1;
         a.head_dim = c.head_dim_k;
         a.scale = c.attn_scale;
         a.scores = sc.data();
@@ -120,6 +128,10 @@ TEST(DecodeAttentionTest, GroupedHeadsMatchSingleQueryKernel) {
         CheckAttention(AttentionConfig(5, 1, 13), type, kt, threads);
         CheckAttention(AttentionConfig(3, 3, 8), type, kt, threads);
         CheckAttention(AttentionConfig(8, 1, 32), type, kt, threads);
+        ModelConfig swa = AttentionConfig(4, 2, 16);
+        swa.sliding_window = 6;
+        swa.swa_pattern = 2;  // layer 0 local, layer 1 global
+        CheckAttention(swa, type, kt, threads);
       }
     }
   }

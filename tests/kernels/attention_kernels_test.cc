@@ -1,0 +1,116 @@
+// The multi-row attention kernels (kernel_table.h: dots_*, wsum_*): on
+// every supported ISA, bitwise equal to the single-row dot / axpy kernels
+// of the same table (the batch-invariance contract), and within float
+// tolerance of a double-precision reference; odd sizes throughout.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/isa.h"
+#include "kernels/kernel_table.h"
+#include "tensor/half.h"
+
+namespace weft::kernels {
+namespace {
+
+std::vector<float> RandomVec(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+const int64_t kDims[] = {1, 7, 8, 15, 16, 17, 64, 72, 255, 256};
+const int kRows[] = {1, 2, 3, 4, 5, 7, 9, 16};
+
+TEST(AttentionKernelsTest, DotsMatchDotPerRow) {
+  for (Isa isa : SupportedIsas()) {
+    const KernelTable& t = GetKernels(isa);
+    for (int64_t n : kDims) {
+      for (int nr : kRows) {
+        const int64_t qs = n + 3;  // a row stride other than n
+        const std::vector<float> q = RandomVec(nr * qs, 1), k = RandomVec(n, 2);
+        std::vector<uint16_t> kh(n);
+        for (int64_t i = 0; i < n; ++i) kh[i] = Fp32ToFp16(k[i]);
+        const float scale = 0.125f;
+        const int64_t os = 2;
+        std::vector<float> out(nr * os, -1.0f), outh(nr * os, -1.0f);
+        t.dots_f32(q.data(), qs, nr, k.data(), n, scale, out.data(), os);
+        t.dots_f16(q.data(), qs, nr, kh.data(), n, scale, outh.data(), os);
+        for (int r = 0; r < nr; ++r) {
+          const std::string what = std::string(IsaName(isa)) + " n=" + std::to_string(n) +
+                                   " nr=" + std::to_string(nr) + " r=" + std::to_string(r);
+          EXPECT_TRUE(SameBits(out[r * os], t.dot_f32(q.data() + r * qs, k.data(), n) * scale))
+              << what;
+          EXPECT_TRUE(SameBits(outh[r * os], t.dot_f16(q.data() + r * qs, kh.data(), n) * scale))
+              << what;
+          double want = 0, wanth = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            want += double{q[r * qs + i]} * k[i];
+            wanth += double{q[r * qs + i]} * Fp16ToFp32(kh[i]);
+          }
+          const double tol = 1e-5 * (std::sqrt(static_cast<double>(n)) + 1) * 4;
+          EXPECT_NEAR(out[r * os], want * scale, tol) << what;
+          EXPECT_NEAR(outh[r * os], wanth * scale, tol) << what;
+          EXPECT_EQ(out[r * os + 1], -1.0f) << what << ": wrote past its slot";
+        }
+      }
+    }
+  }
+}
+
+TEST(AttentionKernelsTest, WsumMatchesAxpySequence) {
+  for (Isa isa : SupportedIsas()) {
+    const KernelTable& t = GetKernels(isa);
+    for (int64_t n : kDims) {
+      for (int nr : kRows) {
+        for (int64_t np : {1, 5, 16, 17, 40}) {
+          const std::vector<float> x = RandomVec(np * n, 3), alpha0 = RandomVec(nr * (np + 2), 4);
+          std::vector<uint16_t> xh(np * n);
+          for (int64_t i = 0; i < np * n; ++i) xh[i] = Fp32ToFp16(x[i]);
+          std::vector<const void*> rows(np), rowsh(np);
+          for (int64_t p = 0; p < np; ++p) {
+            rows[p] = x.data() + p * n;
+            rowsh[p] = xh.data() + p * n;
+          }
+          const int64_t as = np + 2, ys = n + 1;
+          const std::vector<float> y0 = RandomVec(nr * ys, 5);
+          std::vector<float> y = y0, yh = y0, want = y0, wanth = y0;
+          t.wsum_f32(rows.data(), np, alpha0.data(), as, nr, n, y.data(), ys);
+          t.wsum_f16(rowsh.data(), np, alpha0.data(), as, nr, n, yh.data(), ys);
+          for (int r = 0; r < nr; ++r) {
+            for (int64_t p = 0; p < np; ++p) {
+              t.axpy_f32(alpha0[r * as + p], x.data() + p * n, want.data() + r * ys, n);
+              t.axpy_f16(alpha0[r * as + p], xh.data() + p * n, wanth.data() + r * ys, n);
+            }
+          }
+          const std::string what = std::string(IsaName(isa)) + " n=" + std::to_string(n) +
+                                   " nr=" + std::to_string(nr) + " np=" + std::to_string(np);
+          for (size_t i = 0; i < y.size(); ++i) {
+            ASSERT_TRUE(SameBits(y[i], want[i])) << what << " [" << i << "]";
+            ASSERT_TRUE(SameBits(yh[i], wanth[i])) << what << " f16 [" << i << "]";
+          }
+          // The reference, in double: the padding column of each row stays.
+          for (int r = 0; r < nr; ++r) {
+            for (int64_t i = 0; i < n; ++i) {
+              double s = y0[r * ys + i];
+              for (int64_t p = 0; p < np; ++p) s += double{alpha0[r * as + p]} * x[p * n + i];
+              EXPECT_NEAR(y[r * ys + i], s, 1e-4 * (np + 1)) << what;
+            }
+            EXPECT_EQ(y[r * ys + n], y0[r * ys + n]) << what << ": wrote past the row";
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weft::kernels
