@@ -106,7 +106,7 @@ int RunBenchModel(int argc, char** argv) {
                 "with the read bandwidth measured in the same run.");
   std::string model_path = WEFT_DEFAULT_MODEL, json_path, isa_name;
   int64_t threads = 2, reps = 5, pp = 512, tg = 128, ctx = 256;
-  std::string batch_list = "1,2,4,8,16,32";
+  std::string batch_list = "1,2,4,8,16,32", kv_type_name = "f16";
   bool row_major = false;
   flags.String("model", &model_path, "GGUF model file", 'm');
   flags.Int("threads", &threads, "compute threads (caller included)", 't');
@@ -117,6 +117,8 @@ int RunBenchModel(int argc, char** argv) {
   flags.Int("tg", &tg, "tokens of the generation test (0 = skip)");
   flags.Int("ctx", &ctx, "context tokens of each sequence in the batched decode test");
   flags.String("batches", &batch_list, "batch sizes of the decode curve (empty = skip)");
+  flags.String("kv-type", &kv_type_name,
+               "KV cache storage: f16 (as weft serve and llama-bench), f32 or q8_0");
   flags.Bool("row-major", &row_major,
              "keep Q4_0/Q5_0/Q8_0/Q4_K weights in the file's layout (no x8 repack at load)");
   std::vector<std::string> args;
@@ -150,6 +152,12 @@ int RunBenchModel(int argc, char** argv) {
       return 2;
     }
     kernels::SetIsa(isa);
+  }
+
+  const StatusOr<model::KvType> kv_type = model::ParseKvType(kv_type_name);
+  if (!kv_type.ok()) {
+    std::fprintf(stderr, "weft bench model: %s\n", kv_type.status().ToString().c_str());
+    return 2;
   }
 
   model::LoadOptions load;
@@ -189,6 +197,7 @@ int RunBenchModel(int argc, char** argv) {
   out["model_summary"] = c.Summary();
   out["isa"] = std::string(kernels::IsaName(kernels::ActiveIsa()));
   out["weights_x8"] = !row_major;
+  out["kv_type"] = model::KvTypeName(*kv_type);
   out["threads"] = threads;
   out["reps"] = reps;
   out["bandwidth_gbs"] = bandwidth;
@@ -209,7 +218,7 @@ int RunBenchModel(int argc, char** argv) {
   };
 
   if (pp > 0) {
-    auto kv = model::ContiguousKvCache::Create(c, static_cast<int32_t>(pp));
+    auto kv = model::ContiguousKvCache::Create(c, static_cast<int32_t>(pp), 1, *kv_type);
     if (!kv.ok()) return Fail(kv.status());
     const model::Batch b = model::Batch::ForPrompt(random_tokens(pp));
     std::vector<float> logits;
@@ -221,7 +230,7 @@ int RunBenchModel(int argc, char** argv) {
     row("pp" + std::to_string(pp), *st, static_cast<double>(pp), 1, false);
   }
   if (tg > 0) {
-    auto kv = model::ContiguousKvCache::Create(c, static_cast<int32_t>(tg));
+    auto kv = model::ContiguousKvCache::Create(c, static_cast<int32_t>(tg), 1, *kv_type);
     if (!kv.ok()) return Fail(kv.status());
     const std::vector<int32_t> ids = random_tokens(tg);
     std::vector<float> logits;
@@ -244,7 +253,8 @@ int RunBenchModel(int argc, char** argv) {
   }
   if (!batches.empty()) {
     const int max_b = *std::max_element(batches.begin(), batches.end());
-    auto kv_or = model::ContiguousKvCache::Create(c, static_cast<int32_t>(ctx) + 1, max_b);
+    auto kv_or =
+        model::ContiguousKvCache::Create(c, static_cast<int32_t>(ctx) + 1, max_b, *kv_type);
     if (!kv_or.ok()) return Fail(kv_or.status());
     model::KvCache* kv = kv_or->get();
     // Prefill sequence 0 once and copy its rows to the others (same
@@ -253,13 +263,15 @@ int RunBenchModel(int argc, char** argv) {
     Status s = m.Forward(model::Batch::ForPrompt(random_tokens(ctx)), kv, &logits, opts);
     if (!s.ok()) return Fail(s);
     const int32_t n = static_cast<int32_t>(ctx);
+    const int64_t k_bytes = model::KvRowBytes(*kv_type, c.k_dim());
+    const int64_t v_bytes = model::KvRowBytes(*kv_type, c.v_dim());
     for (int32_t seq = 1; seq < max_b; ++seq) {
       if (s = kv->Reserve(seq, n); !s.ok()) return Fail(s);
       for (int32_t l = 0; l < c.n_layer; ++l) {
         for (int32_t p = 0; p < n; ++p) {
           const model::KvCache& ckv = *kv;
-          std::copy_n(ckv.KeyRow(l, 0, p), c.k_dim(), kv->KeyRow(l, seq, p));
-          std::copy_n(ckv.ValueRow(l, 0, p), c.v_dim(), kv->ValueRow(l, seq, p));
+          std::copy_n(ckv.KeyData(l, 0, p), k_bytes, kv->KeyData(l, seq, p));
+          std::copy_n(ckv.ValueData(l, 0, p), v_bytes, kv->ValueData(l, seq, p));
         }
       }
       kv->Commit(seq, n);
@@ -292,9 +304,10 @@ int RunBenchModel(int argc, char** argv) {
   std::printf("- commit: %s\n- model: %s (%s)\n- weights read per step: %s\n",
               WEFT_GIT_COMMIT, model_path.c_str(), c.Summary().c_str(),
               HumanBytes(static_cast<double>(wbytes)).c_str());
-  std::printf("- isa: %s, weights: %s, threads: %lld, reps: %lld (median, min-max after 1 warm-up)\n",
+  std::printf("- isa: %s, weights: %s, kv: %s, threads: %lld, reps: %lld (median, min-max after 1 warm-up)\n",
               std::string(kernels::IsaName(kernels::ActiveIsa())).c_str(),
               row_major ? "row-major" : "x8 where Q4_0/Q5_0/Q8_0/Q4_K",
+              model::KvTypeName(*kv_type),
               static_cast<long long>(threads), static_cast<long long>(reps));
   std::printf("- read bandwidth (same run): %.1f GB/s\n\n", bandwidth);
   std::printf("| test | ms/step | total ms (min-max) | tokens/s (min-max) | weights GB/s | %% roofline |\n");

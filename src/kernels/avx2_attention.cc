@@ -80,9 +80,14 @@ constexpr int64_t kPosBlock = 16;
 
 // y_r[i .. i + 8V) += sum over p of alpha_r[p] * rows[p][i .. i + 8V), for
 // R rows, accumulating in registers over the np positions.
+// Also prefetches elements i .. i + 8V of rows[np + p] for p < n_next: the
+// value rows are read a few cache lines per row at a time, many short
+// streams the hardware prefetchers do not follow, so each pass fetches
+// its part of the next block of positions.
 template <int R, int V, typename K>
-static inline void WsumBlock(const void* const* rows, int64_t np, const float* alpha,
-                             int64_t as, int64_t i, float* y, int64_t ys) {
+static inline void WsumBlock(const void* const* rows, int64_t np, int64_t n_next,
+                             const float* alpha, int64_t as, int64_t i, float* y,
+                             int64_t ys) {
   __m256 acc[R][V];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
@@ -91,6 +96,10 @@ static inline void WsumBlock(const void* const* rows, int64_t np, const float* a
   }
   for (int64_t p = 0; p < np; ++p) {
     const K* x = static_cast<const K*>(rows[p]) + i;
+    if (p < n_next) {
+      _mm_prefetch(reinterpret_cast<const char*>(static_cast<const K*>(rows[np + p]) + i),
+                   _MM_HINT_T0);
+    }
     __m256 xv[V];
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) xv[v] = Load8(x + 8 * v);
@@ -109,12 +118,13 @@ static inline void WsumBlock(const void* const* rows, int64_t np, const float* a
 }
 
 template <int R, typename K>
-static inline void WsumRows(const void* const* rows, int64_t np, const float* alpha,
-                            int64_t as, int64_t n, float* y, int64_t ys) {
+static inline void WsumRows(const void* const* rows, int64_t np, int64_t n_next,
+                            const float* alpha, int64_t as, int64_t n, float* y,
+                            int64_t ys) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) WsumBlock<R, 2, K>(rows, np, alpha, as, i, y, ys);
+  for (; i + 16 <= n; i += 16) WsumBlock<R, 2, K>(rows, np, n_next, alpha, as, i, y, ys);
   if (i + 8 <= n) {
-    WsumBlock<R, 1, K>(rows, np, alpha, as, i, y, ys);
+    WsumBlock<R, 1, K>(rows, np, n_next, alpha, as, i, y, ys);
     i += 8;
   }
   for (int r = 0; r < R; ++r) {
@@ -131,14 +141,18 @@ void Wsum(const void* const* rows, int64_t np, const float* alpha, int64_t as, i
           int64_t n, float* y, int64_t ys) {
   for (int64_t p0 = 0; p0 < np; p0 += kPosBlock) {
     const int64_t pn = std::min(kPosBlock, np - p0);
+    // The next block's rows, prefetched by the first row group's pass.
+    const int64_t pf = std::min(kPosBlock, np - p0 - pn);
     const float* a = alpha + p0;
     int r = 0;
-    for (; r + 4 <= nr; r += 4) WsumRows<4, K>(rows + p0, pn, a + r * as, as, n, y + r * ys, ys);
+    for (; r + 4 <= nr; r += 4) {
+      WsumRows<4, K>(rows + p0, pn, r == 0 ? pf : 0, a + r * as, as, n, y + r * ys, ys);
+    }
     if (r + 2 <= nr) {
-      WsumRows<2, K>(rows + p0, pn, a + r * as, as, n, y + r * ys, ys);
+      WsumRows<2, K>(rows + p0, pn, r == 0 ? pf : 0, a + r * as, as, n, y + r * ys, ys);
       r += 2;
     }
-    if (r < nr) WsumRows<1, K>(rows + p0, pn, a + r * as, as, n, y + r * ys, ys);
+    if (r < nr) WsumRows<1, K>(rows + p0, pn, r == 0 ? pf : 0, a + r * as, as, n, y + r * ys, ys);
   }
 }
 

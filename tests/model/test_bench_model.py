@@ -41,6 +41,7 @@ def test_json_and_table(tmp_path):
         assert d["weights_gbs"] > 0 and d["roofline_pct"] > 0
     assert j["decode"][0]["step_ratio"] == 1.0
     assert j["weights_x8"] is True
+    assert j["kv_type"] == "f16" and "kv: f16" in r.stdout  # as weft serve
 
 
 @pytest.mark.skipif(not os.path.exists(STORIES), reason="no stories260K")
@@ -53,10 +54,22 @@ def test_row_major_flag(tmp_path):
     assert json.loads(out.read_text())["weights_x8"] is False
 
 
+@pytest.mark.skipif(not os.path.exists(STORIES), reason="no stories260K")
+@pytest.mark.parametrize("kv", ["f32", "q8_0"])
+def test_kv_type_flag(tmp_path, kv):
+    out = tmp_path / "r.json"
+    r = bench("-m", STORIES, "--reps", "1", "--pp", "8", "--tg", "2", "--ctx", "8",
+              "--batches", "2", "--kv-type", kv, "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert f"kv: {kv}" in r.stdout
+    assert json.loads(out.read_text())["kv_type"] == kv
+
+
 @pytest.mark.parametrize("args", [
     ["--threads", "0"],
     ["--batches", "1,x"],
     ["--reps", "0"],
+    ["--kv-type", "f8"],
     ["-m", "/nonexistent.gguf"],
     ["extra-arg"],
 ])
