@@ -8,6 +8,7 @@
 
 #include "kernels/avx2_internal.h"
 #include "kernels/simd_x86.h"
+#include "tensor/half.h"
 
 namespace weft::kernels::avx2 {
 namespace {
@@ -190,6 +191,20 @@ void AxpyF16(float alpha, const uint16_t* x, float* y, int64_t n) {
   for (; i < n; ++i) y[i] += alpha * Fp16(x[i]);
 }
 
+void F32ToF16(const float* x, uint16_t* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    // vcvtps2ph keeps a NaN's payload; the scalar twin's NaN is 0x7e00.
+    if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
+      for (int64_t j = i; j < i + 8; ++j) y[j] = Fp32ToFp16(x[j]);
+    }
+  }
+  for (; i < n; ++i) y[i] = Fp32ToFp16(x[i]);
+}
+
 uint64_t ReadBytes(const void* p, size_t n) {
   const __m256i* v = static_cast<const __m256i*>(p);
   __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
@@ -215,6 +230,7 @@ void FillOps(KernelTable* t) {
   t->dot_f16 = DotF16;
   t->axpy_f32 = AxpyF32;
   t->axpy_f16 = AxpyF16;
+  t->f32_to_f16 = F32ToF16;
   t->read_bytes = ReadBytes;
 }
 

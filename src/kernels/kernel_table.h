@@ -133,6 +133,9 @@ struct KernelTable {
   // y[i] += alpha * x[i]; x float32 or IEEE half bits.
   void (*axpy_f32)(float alpha, const float* x, float* y, int64_t n) = nullptr;
   void (*axpy_f16)(float alpha, const uint16_t* x, float* y, int64_t n) = nullptr;
+  // y[i] = x[i] as IEEE half bits: bitwise tensor/half.h's Fp32ToFp16
+  // (round to nearest even; NaN -> the quiet NaN 0x7e00 with x's sign).
+  void (*f32_to_f16)(const float* x, uint16_t* y, int64_t n) = nullptr;
   // Attention's score kernel: one key row k (n elements, float32 or half
   // bits) against nr query rows q + r * q_stride:
   //   out[r * out_stride] = dot(q_r, k) * scale   for r < nr,

@@ -235,6 +235,7 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
   // blocks at ~23, against 30 for a plain read). Blocks shrink, all by the
   // same factor, until every thread gets several (load balance).
   constexpr size_t kTaskBytes = size_t{64} << 10;
+  constexpr int64_t kComputeBoundM = 16;
   constexpr int64_t kMaxTaskRows = 1024;
   int64_t rows[kMaxMatMulGroup];
   for (int i = 0; i < n_live; ++i) {
@@ -248,7 +249,13 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
     for (int i = 0; i < n_live; ++i) total += (prods[i].n + rows[i] - 1) / rows[i];
     return total;
   };
-  for (bool shrunk = true; shrunk && count_blocks() < 4 * n_threads;) {
+  // With many activation rows the products are compute bound (each weight
+  // block is reused from cache M times) and a block is long work: finer
+  // blocks cut the time threads wait on the last one.
+  int64_t max_m = 0;
+  for (int i = 0; i < n_live; ++i) max_m = std::max(max_m, prods[i].m);
+  const int64_t per_thread = max_m >= kComputeBoundM ? 16 : 4;
+  for (bool shrunk = true; shrunk && count_blocks() < per_thread * n_threads;) {
     shrunk = false;
     for (int i = 0; i < n_live; ++i) {
       if (rows[i] > (prods[i].x8 ? kX8Rows : 1)) {

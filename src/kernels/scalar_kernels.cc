@@ -307,6 +307,10 @@ uint64_t ReadBytes(const void* p, size_t n) {
   return acc;
 }
 
+void F32ToF16(const float* x, uint16_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = Fp32ToFp16(x[i]);
+}
+
 // The multi-row attention kernels, by their definition in kernel_table.h.
 template <typename K, float (*kDot)(const float*, const K*, int64_t)>
 void Dots(const float* q, int64_t q_stride, int nr, const K* k, int64_t n,
@@ -349,6 +353,7 @@ KernelTable MakeScalarTable() {
   t.dot_f16 = VecDotF16;
   t.axpy_f32 = AxpyF32;
   t.axpy_f16 = AxpyF16;
+  t.f32_to_f16 = F32ToF16;
   t.dots_f32 = Dots<float, VecDotF32>;
   t.dots_f16 = Dots<uint16_t, VecDotF16>;
   t.wsum_f32 = Wsum<float, AxpyF32>;

@@ -23,16 +23,21 @@ std::vector<const void*>& RowPointers(int64_t n) {
 
 }  // namespace
 
-void WriteKv(const ModelConfig& c, int32_t layer, const Batch& batch,
-             const float* k, const float* v, KvCache* cache) {
+void WriteKv(const kernels::KernelTable& kt, const ModelConfig& c, int32_t layer,
+             const Batch& batch, const float* k, const float* v, KvCache* cache) {
   const int64_t T = static_cast<int64_t>(batch.size());
   const KvType type = cache->kv_type();
   for (int64_t t = 0; t < T; ++t) {
     const int32_t seq = batch.seq_ids[t], pos = batch.positions[t];
-    StoreKvRow(type, k + t * c.k_dim(), c.k_dim(),
-               cache->KeyData(layer, seq, pos));
-    StoreKvRow(type, v + t * c.v_dim(), c.v_dim(),
-               cache->ValueData(layer, seq, pos));
+    uint8_t* kd = cache->KeyData(layer, seq, pos);
+    uint8_t* vd = cache->ValueData(layer, seq, pos);
+    if (type == KvType::kF16) {  // StoreKvRow's conversion, vectorised
+      kt.f32_to_f16(k + t * c.k_dim(), reinterpret_cast<uint16_t*>(kd), c.k_dim());
+      kt.f32_to_f16(v + t * c.v_dim(), reinterpret_cast<uint16_t*>(vd), c.v_dim());
+    } else {
+      StoreKvRow(type, k + t * c.k_dim(), c.k_dim(), kd);
+      StoreKvRow(type, v + t * c.v_dim(), c.v_dim(), vd);
+    }
   }
 }
 

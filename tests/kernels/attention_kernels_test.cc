@@ -112,5 +112,34 @@ TEST(AttentionKernelsTest, WsumMatchesAxpySequence) {
   }
 }
 
+// The KV cache's f16 store: bitwise Fp32ToFp16 on normal, subnormal,
+// overflowing, halfway (ties to even), signed-zero, infinite and NaN inputs.
+TEST(AttentionKernelsTest, F32ToF16MatchesScalarConversion) {
+  std::vector<float> x = RandomVec(1000, 6);
+  for (float& v : x) v *= 100.0f;
+  const float specials[] = {0.0f, -0.0f, 65504.0f, 65519.0f, 65520.0f, -70000.0f,
+                            6.1e-5f, 5.96e-8f, 2.98e-8f, 1e-10f, -3e-6f,
+                            1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, INFINITY, -INFINITY,
+                            NAN, -NAN};
+  x.insert(x.begin() + 5, std::begin(specials), std::end(specials));
+  uint32_t payload_nan = 0x7fa00001;  // a signalling NaN with a payload
+  float pn;
+  std::memcpy(&pn, &payload_nan, 4);
+  x.push_back(pn);
+  for (Isa isa : SupportedIsas()) {
+    const KernelTable& t = GetKernels(isa);
+    for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{8}, int64_t{17}, static_cast<int64_t>(x.size())}) {
+      for (int64_t off : {int64_t{0}, static_cast<int64_t>(x.size()) - n}) {
+        std::vector<uint16_t> y(n, 0xdead);
+        t.f32_to_f16(x.data() + off, y.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(y[i], Fp32ToFp16(x[off + i]))
+              << IsaName(isa) << " n=" << n << " x=" << x[off + i];
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace weft::kernels
