@@ -332,6 +332,9 @@ void TileNX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
 }
 
 constexpr int kX8Cols = 3;
+// Q8_0's tile keeps no offset correction, which leaves registers for a
+// fourth column (its weight vector's load and |w| then serve 4).
+constexpr int kX8ColsQ8 = 4;
 
 template <Fmt F>
 void TileNX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
@@ -344,8 +347,15 @@ void TileNX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
     case 2:
       TileX8<F, 2>(k, w, nr, xq, xq_stride, y, y_stride);
       break;
-    default:
+    case 3:
       TileX8<F, 3>(k, w, nr, xq, xq_stride, y, y_stride);
+      break;
+    default:
+      if constexpr (F == Fmt::kQ8_0) {
+        TileX8<F, 4>(k, w, nr, xq, xq_stride, y, y_stride);
+      } else {
+        TileX8<F, 3>(k, w, nr, xq, xq_stride, y, y_stride);
+      }
       break;
   }
 }
@@ -353,16 +363,17 @@ void TileNX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
 }  // namespace
 
 void FillX8(KernelTable* t) {
-  static_assert(kX8Cols <= kMaxTileCols && kX8Rows <= kMaxTileRows);
+  static_assert(kX8Cols <= kMaxTileCols && kX8ColsQ8 <= kMaxTileCols &&
+                kX8Rows <= kMaxTileRows);
   const QuantizeActFn q8 =
       t->matmul[static_cast<int>(WeightFormat::kQ8_0)].quantize;
-  auto set = [&](WeightFormat f, TileFn tile) {
+  auto set = [&](WeightFormat f, TileFn tile, int cols) {
     t->matmul_x8[static_cast<int>(f)] =
-        MatMulKernel{ActFormat::kQ8x32, q8, nullptr, tile, kX8Rows, kX8Cols};
+        MatMulKernel{ActFormat::kQ8x32, q8, nullptr, tile, kX8Rows, cols};
   };
-  set(WeightFormat::kQ4_0, TileNX8<Fmt::kQ4_0>);
-  set(WeightFormat::kQ5_0, TileNX8<Fmt::kQ5_0>);
-  set(WeightFormat::kQ8_0, TileNX8<Fmt::kQ8_0>);
+  set(WeightFormat::kQ4_0, TileNX8<Fmt::kQ4_0>, kX8Cols);
+  set(WeightFormat::kQ5_0, TileNX8<Fmt::kQ5_0>, kX8Cols);
+  set(WeightFormat::kQ8_0, TileNX8<Fmt::kQ8_0>, kX8ColsQ8);
   const QuantizeActFn q8k =
       t->matmul[static_cast<int>(WeightFormat::kQ4_K)].quantize;
   t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] =

@@ -80,7 +80,7 @@ using DotFn = void (*)(int64_t k, const void* w, const void* xq,
 // The largest register tile: weight rows x activation rows of one TileFn
 // call (each kernel's own shape is MatMulKernel::tile_rows x tile_cols).
 inline constexpr int kMaxTileRows = 8;
-inline constexpr int kMaxTileCols = 3;
+inline constexpr int kMaxTileCols = 4;
 
 // y[c * y_stride + r] = dot(weight row r, activation row c) for r < nr
 // (1..tile_rows) and c < nc (1..tile_cols); weight row r starts at
