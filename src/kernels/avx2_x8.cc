@@ -194,7 +194,16 @@ void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
     for (int c = 0; c < RC; ++c) {
       const __m256 s = _mm256_mul_ps(dw, _mm256_set1_ps(ad[c][b]));
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s32[c]), s, acc[c]);
-      if constexpr (kOffset<F> != 0) {
+    }
+  }
+  // The offset correction in a second pass over the (cached) block scales:
+  // its accumulators would not fit in registers beside 4 columns' sums.
+  if constexpr (kOffset<F> != 0) {
+    for (int64_t b = 0; b < nb; ++b) {
+      const __m256 dw = _mm256_cvtph_ps(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + b * kGB)));
+#pragma GCC unroll 4
+      for (int c = 0; c < RC; ++c) {
         corr[c] = _mm256_fmadd_ps(dw, _mm256_set1_ps(ads[c][b]), corr[c]);
       }
     }
@@ -331,10 +340,11 @@ void TileNX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
   }
 }
 
-constexpr int kX8Cols = 3;
-// Q8_0's tile keeps no offset correction, which leaves registers for a
-// fourth column (its weight vector's load and |w| then serve 4).
-constexpr int kX8ColsQ8 = 4;
+// Activation rows per Q4_0 / Q5_0 / Q8_0 tile call: a weight vector's load
+// and decode serve 4 columns (B = 8 runs as 4 + 4).
+constexpr int kX8Cols = 4;
+// Q4_K's tile: 5 accumulators per column leave room for 3.
+constexpr int kX8ColsQ4K = 3;
 
 template <Fmt F>
 void TileNX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
@@ -351,11 +361,7 @@ void TileNX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
       TileX8<F, 3>(k, w, nr, xq, xq_stride, y, y_stride);
       break;
     default:
-      if constexpr (F == Fmt::kQ8_0) {
-        TileX8<F, 4>(k, w, nr, xq, xq_stride, y, y_stride);
-      } else {
-        TileX8<F, 3>(k, w, nr, xq, xq_stride, y, y_stride);
-      }
+      TileX8<F, 4>(k, w, nr, xq, xq_stride, y, y_stride);
       break;
   }
 }
@@ -363,7 +369,7 @@ void TileNX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
 }  // namespace
 
 void FillX8(KernelTable* t) {
-  static_assert(kX8Cols <= kMaxTileCols && kX8ColsQ8 <= kMaxTileCols &&
+  static_assert(kX8Cols <= kMaxTileCols && kX8ColsQ4K <= kMaxTileCols &&
                 kX8Rows <= kMaxTileRows);
   const QuantizeActFn q8 =
       t->matmul[static_cast<int>(WeightFormat::kQ8_0)].quantize;
@@ -373,11 +379,11 @@ void FillX8(KernelTable* t) {
   };
   set(WeightFormat::kQ4_0, TileNX8<Fmt::kQ4_0>, kX8Cols);
   set(WeightFormat::kQ5_0, TileNX8<Fmt::kQ5_0>, kX8Cols);
-  set(WeightFormat::kQ8_0, TileNX8<Fmt::kQ8_0>, kX8ColsQ8);
+  set(WeightFormat::kQ8_0, TileNX8<Fmt::kQ8_0>, kX8Cols);
   const QuantizeActFn q8k =
       t->matmul[static_cast<int>(WeightFormat::kQ4_K)].quantize;
   t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] =
-      MatMulKernel{ActFormat::kQ8K, q8k, nullptr, TileNX8Q4K, kX8Rows, kX8Cols};
+      MatMulKernel{ActFormat::kQ8K, q8k, nullptr, TileNX8Q4K, kX8Rows, kX8ColsQ4K};
 }
 
 }  // namespace weft::kernels::avx2
