@@ -324,6 +324,107 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
   }
 }
 
+// Q6_K against Q8_K activations (packed_x8.h's Q6_K layout). Per sub-block
+// (4 vectors) and column, the codes' maddubs add in pairs in int16
+// (|sum| <= 2 * 2 * 63 * 128) and each pair's madd with the sub-block's
+// scale (both halves of the lane) adds in int32; per super-block the
+// column's bsums against the scale pairs give the -32 offset in integers:
+//   isum = sum_s sc_s * dot_s - 32 * sum_s sc_s * asum_s
+//   acc = fma(float(isum), d * da, acc)
+template <int RC>
+void TileX8Q6K(int64_t k, const void* w, int nr, const void* xq,
+               size_t xq_stride, float* y, size_t y_stride) {
+  constexpr int kGB = kX8Rows * static_cast<int>(sizeof(BlockQ6_K));
+  const int64_t nb = k / kQK_K;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  const BlockQ8_K* xb[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    xb[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) +
+                                               c * xq_stride);
+  }
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i m30 = _mm256_set1_epi8(0x30);
+  __m256 acc[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) acc[c] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* gb = g + b * kGB;
+    PrefetchAhead<kGB>(gb);
+    __m256i isum[RC];
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int s = 0; s < 16; ++s) {
+      // Lane i: (sc_2p, sc_2p+1) of row i; this sub-block's in both halves.
+      const __m256i pair = _mm256_cvtepi8_epi16(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * (s / 2))));
+      const __m256i sc = s % 2 == 0
+                             ? _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(pair, 0xa0), 0xa0)
+                             : _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(pair, 0xf5), 0xf5);
+      const uint8_t* sub = gb + kX8Q6KCodes + 96 * s;
+      const __m256i la = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub));
+      const __m256i lb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub + 32));
+      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub + 64));
+      const __m256i c0 = _mm256_or_si256(_mm256_and_si256(la, m4),
+                                         _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
+      const __m256i c1 = _mm256_or_si256(_mm256_and_si256(lb, m4),
+                                         _mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
+      const __m256i c2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(la, 4), m4),
+                                         _mm256_and_si256(h, m30));
+      const __m256i c3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lb, 4), m4),
+                                         _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+#pragma GCC unroll 4
+      for (int c = 0; c < RC; ++c) {
+        const int8_t* a = xb[c][b].qs + 16 * s;
+        const __m256i t0 = _mm256_add_epi16(_mm256_maddubs_epi16(c0, Bcast4(a)),
+                                            _mm256_maddubs_epi16(c1, Bcast4(a + 4)));
+        const __m256i t1 = _mm256_add_epi16(_mm256_maddubs_epi16(c2, Bcast4(a + 8)),
+                                            _mm256_maddubs_epi16(c3, Bcast4(a + 12)));
+        isum[c] = _mm256_add_epi32(isum[c], _mm256_add_epi32(_mm256_madd_epi16(t0, sc),
+                                                             _mm256_madd_epi16(t1, sc)));
+        PinOrder(&isum[c]);
+      }
+    }
+    const __m256 dw =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      const int16_t* bs = xb[c][b].bsums;
+      __m256i msum = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int p = 0; p < 8; ++p) {
+        const __m256i pair = _mm256_cvtepi8_epi16(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * p)));
+        int32_t bpair;  // (asum of sub-block 2p, of 2p+1) as one int16 pair
+        std::memcpy(&bpair, bs + 2 * p, 4);
+        msum = _mm256_add_epi32(msum, _mm256_madd_epi16(pair, _mm256_set1_epi32(bpair)));
+      }
+      const __m256i total = _mm256_sub_epi32(isum[c], _mm256_slli_epi32(msum, 5));
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),
+                               _mm256_mul_ps(dw, _mm256_set1_ps(xb[c][b].d)), acc[c]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) StoreRows(acc[c], nr, y + c * y_stride);
+}
+
+void TileNX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
+                const void* xq, size_t xq_stride, int nc, float* y,
+                size_t y_stride) {
+  switch (nc) {
+    case 1:
+      TileX8Q6K<1>(k, w, nr, xq, xq_stride, y, y_stride);
+      break;
+    case 2:
+      TileX8Q6K<2>(k, w, nr, xq, xq_stride, y, y_stride);
+      break;
+    default:
+      TileX8Q6K<3>(k, w, nr, xq, xq_stride, y, y_stride);
+      break;
+  }
+}
+
 void TileNX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
                 const void* xq, size_t xq_stride, int nc, float* y,
                 size_t y_stride) {
@@ -343,7 +444,7 @@ void TileNX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
 // Activation rows per Q4_0 / Q5_0 / Q8_0 tile call: a weight vector's load
 // and decode serve 4 columns (B = 8 runs as 4 + 4).
 constexpr int kX8Cols = 4;
-// Q4_K's tile: 5 accumulators per column leave room for 3.
+// Q4_K's and Q6_K's tiles: their per-column sums leave room for 3.
 constexpr int kX8ColsQ4K = 3;
 
 template <Fmt F>
@@ -384,6 +485,8 @@ void FillX8(KernelTable* t) {
       t->matmul[static_cast<int>(WeightFormat::kQ4_K)].quantize;
   t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] =
       MatMulKernel{ActFormat::kQ8K, q8k, nullptr, TileNX8Q4K, kX8Rows, kX8ColsQ4K};
+  t->matmul_x8[static_cast<int>(WeightFormat::kQ6_K)] =
+      MatMulKernel{ActFormat::kQ8K, q8k, nullptr, TileNX8Q6K, kX8Rows, kX8ColsQ4K};
 }
 
 }  // namespace weft::kernels::avx2

@@ -49,7 +49,7 @@ struct MatMulArgs {
   const void* w = nullptr;           // [N, K] weight rows
   size_t w_row_bytes = 0;            // bytes between weight rows; 0: packed
   // w holds the x8 layout of the N rows (packed_x8.h: PackX8, N rounded up
-  // to a multiple of 8; w_row_bytes is ignored). Q4_0, Q5_0, Q8_0, Q4_K only.
+  // to a multiple of 8; w_row_bytes is ignored). Q4_0, Q5_0, Q8_0, Q4_K, Q6_K only.
   bool w_x8 = false;
   const float* x = nullptr;          // [M, K] activations
   int64_t x_row_stride = 0;          // floats between X rows; 0: K

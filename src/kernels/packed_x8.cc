@@ -65,11 +65,50 @@ void PackBlockQ4K(const uint8_t* const* rows, int n_rows, int64_t b,
   }
 }
 
+// The 6-bit codes (0..63; w = d * sc * (code - 32)) of one Q6_K block.
+void Q6KCodes(const BlockQ6_K& blk, uint8_t* q6) {
+  const uint8_t* ql = blk.ql;
+  const uint8_t* qh = blk.qh;
+  for (int n = 0; n < kQK_K; n += 128, ql += 64, qh += 32) {
+    for (int l = 0; l < 32; ++l) {
+      q6[n + l] = static_cast<uint8_t>((ql[l] & 0x0f) | (((qh[l] >> 0) & 3) << 4));
+      q6[n + l + 32] = static_cast<uint8_t>((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4));
+      q6[n + l + 64] = static_cast<uint8_t>((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4));
+      q6[n + l + 96] = static_cast<uint8_t>((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4));
+    }
+  }
+}
+
+// Q6_K super-block b of the 8 rows (see the header).
+void PackBlockQ6K(const uint8_t* const* rows, int n_rows, int64_t b, uint8_t* dst) {
+  std::memset(dst, 0, kX8Rows * sizeof(BlockQ6_K));
+  for (int i = 0; i < n_rows; ++i) {
+    const BlockQ6_K& blk = reinterpret_cast<const BlockQ6_K*>(rows[i])[b];
+    std::memcpy(dst + 2 * i, &blk.d, 2);
+    for (int s = 0; s < 16; ++s) {
+      dst[16 + 16 * (s / 2) + 2 * i + s % 2] = static_cast<uint8_t>(blk.scales[s]);
+    }
+    uint8_t q6[kQK_K];
+    Q6KCodes(blk, q6);
+    for (int s = 0; s < 16; ++s) {
+      uint8_t* sub = dst + kX8Q6KCodes + 96 * s;
+      for (int t = 0; t < 4; ++t) {
+        const uint8_t* e = q6 + 16 * s + t;  // e[4j]: element 4j + t of the sub-block
+        sub[4 * i + t] = static_cast<uint8_t>((e[0] & 15) | (e[8] & 15) << 4);
+        sub[32 + 4 * i + t] = static_cast<uint8_t>((e[4] & 15) | (e[12] & 15) << 4);
+        sub[64 + 4 * i + t] = static_cast<uint8_t>((e[0] >> 4) | (e[4] >> 4) << 2 |
+                                                   (e[8] >> 4) << 4 | (e[12] >> 4) << 6);
+      }
+    }
+  }
+}
+
 template <typename Block>
 void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
              uint8_t* out) {
   constexpr bool kK4 = std::is_same_v<Block, BlockQ4_K>;
-  constexpr int kBlockElems = kK4 ? kQK_K : 32;
+  constexpr bool kK6 = std::is_same_v<Block, BlockQ6_K>;
+  constexpr int kBlockElems = kK4 || kK6 ? kQK_K : 32;
   constexpr size_t kX8Bytes =
       kK4 ? kX8Q4KBlockBytes : sizeof(Block);  // per row and block
   const int64_t nb = k / kBlockElems;
@@ -85,6 +124,8 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
     for (int64_t b = 0; b < nb; ++b) {
       if constexpr (kK4) {
         PackBlockQ4K(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
+      } else if constexpr (kK6) {
+        PackBlockQ6K(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
       } else {
         PackBlock<Block>(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
       }
@@ -96,7 +137,8 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
 
 bool CanPackX8(GgmlType type) {
   return type == GgmlType::kQ4_0 || type == GgmlType::kQ5_0 ||
-         type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K;
+         type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K ||
+         type == GgmlType::kQ6_K;
 }
 
 size_t X8RowBytes(GgmlType type, int64_t k) {
@@ -127,6 +169,9 @@ void PackX8(GgmlType type, const void* w, size_t w_row_bytes, int64_t n,
       break;
     case GgmlType::kQ4_K:
       PackAll<BlockQ4_K>(src, w_row_bytes, n, k, dst);
+      break;
+    case GgmlType::kQ6_K:
+      PackAll<BlockQ6_K>(src, w_row_bytes, n, k, dst);
       break;
     default:
       PackAll<BlockQ8_0>(src, w_row_bytes, n, k, dst);

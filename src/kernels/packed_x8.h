@@ -1,4 +1,4 @@
-// The x8 weight layout: Q4_0, Q5_0, Q8_0 and Q4_K matrices with 8 rows
+// The x8 weight layout: Q4_0, Q5_0, Q8_0, Q4_K and Q6_K matrices with 8 rows
 // interleaved block by block, repacked once at load time for MatMul.
 //
 // In the file's row-major layout a decode tile reads 4 rows side by side,
@@ -29,6 +29,14 @@
 //   q[4][8][32]    chunk c (elements 64c .. 64c+63), vector j: bytes
 //                  4j .. 4j+3 of each row's 32 qs bytes of the chunk; low
 //                  nibbles are sub-block 2c, high nibbles sub-block 2c+1
+// Q6_K, per super-block (8 * 210 bytes, the file's size), with the 6-bit
+// codes q (w = d * sc * (q - 32)) of sub-block s (elements 16s .. 16s+15)
+// in vectors j = 0..3 of elements 16s+4j .. 16s+4j+3 (row i at 4i .. 4i+3):
+//   d[8]           fp16                                       16 bytes
+//   sc[8][8][2]    int8 scales: pair p, row i: sub-blocks 2p, 2p+1
+//   s[16][3][32]   per sub-block: low nibbles of vectors 0 | 2 (as the
+//                  low | high nibble), of vectors 1 | 3, then the top 2
+//                  bits of vectors 0, 1, 2, 3 in bits 0-1, 2-3, 4-5, 6-7
 // A group is 8 x X8RowBytes, so group g starts at byte 8g * X8RowBytes
 // (for Q4_0/Q5_0/Q8_0 where row 8g starts in the row-major layout).
 #pragma once
@@ -44,8 +52,10 @@ namespace weft::kernels {
 inline constexpr int kX8Rows = 8;
 // Bytes per row and super-block of Q4_K in the x8 layout (file: 144).
 inline constexpr size_t kX8Q4KBlockBytes = 148;
+// Offset of the codes in a Q6_K group super-block (d and scales first).
+inline constexpr size_t kX8Q6KCodes = 144;
 
-// Whether MatMul has x8 kernels for `type` (Q4_0, Q5_0, Q8_0, Q4_K).
+// Whether MatMul has x8 kernels for `type` (Q4_0, Q5_0, Q8_0, Q4_K, Q6_K).
 bool CanPackX8(GgmlType type);
 
 // Bytes per row in the x8 layout (a group is 8 of them): RowBytes, but

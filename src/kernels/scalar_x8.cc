@@ -128,6 +128,45 @@ void TileX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
   }
 }
 
+// Q6_K in the x8 layout against Q8_K activations. Per row and super-block,
+// in integers: isum = sum_s sc_s * (sum_e q_e * a_e - 32 * asum_s), then
+//   acc += float(isum) * (d * da).
+void TileX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
+               const void* xq, size_t xq_stride, int nc, float* y,
+               size_t y_stride) {
+  const int64_t nb = k / kQK_K;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  for (int c = 0; c < nc; ++c) {
+    const BlockQ8_K* a = reinterpret_cast<const BlockQ8_K*>(
+        static_cast<const char*>(xq) + c * xq_stride);
+    float acc[kX8Rows] = {};
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* gb = g + b * kX8Rows * sizeof(BlockQ6_K);
+      for (int i = 0; i < kX8Rows; ++i) {
+        int32_t isum = 0;
+        for (int s = 0; s < 16; ++s) {
+          const uint8_t* sub = gb + kX8Q6KCodes + 96 * s;
+          int32_t dot = 0;
+          for (int j = 0; j < 4; ++j) {
+            for (int t = 0; t < 4; ++t) {
+              const uint8_t lo = sub[32 * (j % 2) + 4 * i + t];
+              const int q = (j < 2 ? lo & 15 : lo >> 4) |
+                            ((sub[64 + 4 * i + t] >> (2 * j)) & 3) << 4;
+              dot += q * a[b].qs[16 * s + 4 * j + t];
+            }
+          }
+          const int sc = static_cast<int8_t>(gb[16 + 16 * (s / 2) + 2 * i + s % 2]);
+          isum += sc * (dot - 32 * a[b].bsums[s]);
+        }
+        uint16_t dbits;
+        std::memcpy(&dbits, gb + 2 * i, 2);
+        acc[i] += static_cast<float>(isum) * (Fp16ToFp32(dbits) * a[b].d);
+      }
+    }
+    for (int i = 0; i < nr; ++i) y[c * y_stride + i] = acc[i];
+  }
+}
+
 }  // namespace
 
 void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32) {
@@ -142,6 +181,8 @@ void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32) {
   const MatMulKernel& k4 = t->matmul[static_cast<int>(WeightFormat::kQ4_K)];
   t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] = MatMulKernel{
       ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q4K, kX8Rows, 1};
+  t->matmul_x8[static_cast<int>(WeightFormat::kQ6_K)] = MatMulKernel{
+      ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q6K, kX8Rows, 1};
 }
 
 }  // namespace weft::kernels

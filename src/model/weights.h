@@ -72,7 +72,7 @@ StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
 
 // Copies every matrix MatMul reads (the layers' and the output; not the
 // token embedding, which is looked up by row) whose type has an x8 layout
-// (Q4_0, Q5_0, Q8_0, Q4_K) into that layout, then releases the file's pages of
+// (Q4_0, Q5_0, Q8_0, Q4_K, Q6_K) into that layout, then releases the file's pages of
 // the original (file.ReleasePages): decode reads each weight group as one
 // sequential stream (see kernels/packed_x8.h). Resident memory stays about
 // the file's size.

@@ -23,8 +23,8 @@ using testing::MakeProblem;
 using testing::Problem;
 using testing::RunMatMul;
 
-constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ5_0,
-                               GgmlType::kQ8_0, GgmlType::kQ4_K};
+constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
+                               GgmlType::kQ4_K, GgmlType::kQ6_K};
 
 std::string Name(GgmlType t, int64_t m, int64_t n, int64_t k) {
   return StrFormat("%s x8 M=%lld N=%lld K=%lld",
@@ -36,7 +36,7 @@ std::string Name(GgmlType t, int64_t m, int64_t n, int64_t k) {
 // over the blocks, as for the other SIMD kernels against their twins.
 // K values: odd block counts, more than one block.
 std::vector<int64_t> Ks(GgmlType t) {
-  if (t == GgmlType::kQ4_K) return {256, 768, 2304};
+  if (t == GgmlType::kQ4_K || t == GgmlType::kQ6_K) return {256, 768, 2304};
   return {32, 96, 608, 2144};
 }
 
@@ -65,7 +65,8 @@ TEST(MatMulX8Test, Layout) {
   EXPECT_TRUE(CanPackX8(GgmlType::kQ5_0));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ8_0));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ4_K));
-  EXPECT_FALSE(CanPackX8(GgmlType::kQ6_K));
+  EXPECT_TRUE(CanPackX8(GgmlType::kQ6_K));
+  EXPECT_FALSE(CanPackX8(GgmlType::kQ5_K));
   EXPECT_FALSE(CanPackX8(GgmlType::kF16));
   // Rows rounded up to whole groups of 8.
   EXPECT_EQ(PackedX8Bytes(GgmlType::kQ4_0, 9, 64), size_t{16} * 36);
@@ -73,6 +74,7 @@ TEST(MatMulX8Test, Layout) {
   EXPECT_EQ(PackedX8Bytes(GgmlType::kQ4_K, 3, 512), size_t{8} * 2 * 148);
   EXPECT_EQ(X8RowBytes(GgmlType::kQ4_0, 64), size_t{36});
   EXPECT_EQ(X8RowBytes(GgmlType::kQ4_K, 512), size_t{296});
+  EXPECT_EQ(X8RowBytes(GgmlType::kQ6_K, 512), size_t{420});  // the file's size
   for (Isa isa : SupportedIsas()) {
     for (GgmlType t : kTypes) {
       const MatMulKernel& k =
