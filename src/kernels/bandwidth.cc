@@ -9,6 +9,7 @@
 
 #include "kernels/isa.h"
 #include "util/check.h"
+#include "util/large_alloc.h"
 
 namespace weft::kernels {
 
@@ -16,13 +17,14 @@ double MeasureReadBandwidth(ThreadPool* pool, size_t bytes, int repeats) {
   const int n_threads = pool != nullptr ? pool->num_threads() : 1;
   const size_t slice = std::max<size_t>((bytes / n_threads + 65535) / 65536 * 65536, 65536);
   const size_t total = slice * n_threads;
-  std::unique_ptr<char, void (*)(void*)> buf(
-      static_cast<char*>(std::aligned_alloc(4096, total)), std::free);
+  // Huge pages as for the repacked weights (util/large_alloc.h), so that the
+  // roofline is what a stream through such a buffer can reach.
+  const LargeBuffer buf = LargeAlloc(total);
   CHECK(buf != nullptr) << "cannot allocate " << total << " bytes";
   const KernelTable& t = Kernels();
   std::atomic<uint64_t> sink{0};
   auto pass = [&](int64_t task, int) {
-    char* p = buf.get() + static_cast<size_t>(task) * slice;
+    char* p = reinterpret_cast<char*>(buf.get()) + static_cast<size_t>(task) * slice;
     sink.fetch_xor(t.read_bytes(p, slice), std::memory_order_relaxed);
   };
   // First touch from the threads that will read (pages on their node).

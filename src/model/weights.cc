@@ -8,6 +8,7 @@
 #include "kernels/packed_x8.h"
 #include "tensor/quant.h"
 #include "util/check.h"
+#include "util/large_alloc.h"
 #include "util/strings.h"
 
 namespace weft::model {
@@ -163,9 +164,9 @@ namespace {
 void RepackOne(const gguf::GgufFile& file, WeightMatrix* m, ModelWeights* w) {
   if (!m->present() || !kernels::CanPackX8(m->type)) return;
   const size_t bytes = kernels::PackedX8Bytes(m->type, m->rows, m->cols);
-  void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-  CHECK(p != nullptr) << "out of memory repacking " << m->name << " (" << bytes << " bytes)";
-  std::shared_ptr<uint8_t> buf(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+  // Huge pages where available: the copy is streamed once per step.
+  std::shared_ptr<uint8_t> buf(LargeAlloc(bytes).release(), LargeFree());
+  CHECK(buf != nullptr) << "out of memory repacking " << m->name << " (" << bytes << " bytes)";
   // In slices of about 4 MiB (whole groups), each released once copied, so
   // the original and its copy are never both resident.
   const size_t row_bytes = kernels::X8RowBytes(m->type, m->cols);
