@@ -61,7 +61,7 @@ struct ModelWeights {
   WeightVector output_norm;     // [n_embd]
   WeightVector rope_freqs;      // [n_rot / 2] or empty (llama3 factors)
   std::vector<LayerWeights> layers;
-  // Storage of the matrices' x8 copies (RepackWeightsX8).
+  // Storage of the matrices' x8 copies (RepackWeightsX8: one buffer).
   std::vector<std::shared_ptr<uint8_t>> x8_buffers;
 };
 
