@@ -1,13 +1,14 @@
 // AVX2 attention kernels over cached K / V rows (kernel_table.h: dots_f32,
 // dots_f16, wsum_f32, wsum_f16): several query rows per key row read, and
-// the weighted sum of value rows held in registers across positions.
+// the weighted sum of value rows held in registers across positions; the
+// single-row dot_f32 / dot_f16 / axpy_f32 / axpy_f16 are their one-row case.
 //
-// Bitwise contract: each row's arithmetic is exactly that of avx2_ops.cc's
-// DotF32 / DotF16 (two accumulators over 16-element steps, one 8-element
-// step into the first, HsumPs of their sum, the scalar tail) and of a
-// sequence of AxpyF32 / AxpyF16 calls (y = fma(alpha, x, y) per element,
-// positions in order). Rows only share loads, so results do not depend on
-// how many rows a call handles or where a row sits among them.
+// Bitwise contract: each row's arithmetic is that of the one-row kernels
+// (dot: two accumulators over 16-element steps, one 8-element step into the
+// first, HsumPs of their sum, the scalar tail; axpy: y = fma(alpha, x, y)
+// per element, positions in order). Rows only share loads, so results do
+// not depend on how many rows a call handles or where a row sits among
+// them.
 //
 // Compiled with -mavx2 -mfma -mf16c: reached only through the dispatch table.
 #include <immintrin.h>
@@ -156,9 +157,27 @@ void Wsum(const void* const* rows, int64_t np, const float* alpha, int64_t as, i
   }
 }
 
+// The one-row kernels (scale 1 is exact).
+template <typename K>
+float Dot(const float* a, const K* b, int64_t n) {
+  float s;
+  DotRows<1>(a, 0, b, n, 1.0f, &s, 0);
+  return s;
+}
+
+template <typename K>
+void Axpy(float alpha, const K* x, float* y, int64_t n) {
+  const void* row = x;
+  WsumRows<1, K>(&row, 1, 0, &alpha, 0, n, y, 0);
+}
+
 }  // namespace
 
 void FillAttention(KernelTable* t) {
+  t->dot_f32 = Dot<float>;
+  t->dot_f16 = Dot<uint16_t>;
+  t->axpy_f32 = Axpy<float>;
+  t->axpy_f16 = Axpy<uint16_t>;
   t->dots_f32 = Dots<float>;
   t->dots_f16 = Dots<uint16_t>;
   t->wsum_f32 = Wsum<float>;

@@ -1,5 +1,6 @@
-// AVX2 elementwise kernels: RMSNorm, RoPE, softmax, SiLU, GELU, the float /
-// half dot and axpy used by attention, and the bandwidth probe's reader.
+// AVX2 elementwise kernels: RMSNorm, RoPE, softmax, SiLU, GELU, the f16 KV
+// store and the bandwidth probe's reader (the dot / axpy kernels are in
+// avx2_attention.cc).
 //
 // Compiled with -mavx2 -mfma -mf16c: reached only through the dispatch table.
 #include <immintrin.h>
@@ -139,58 +140,6 @@ void Gelu(const float* x, const float* mul, float* y, int64_t n) {
   }
 }
 
-float DotF32(const float* a, const float* b, int64_t n) {
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
-  }
-  for (; i + 8 <= n; i += 8) {
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-  }
-  float s = HsumPs(_mm256_add_ps(acc0, acc1));
-  for (; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
-static inline __m256 LoadHalf8(const uint16_t* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-
-float DotF16(const float* a, const uint16_t* b, int64_t n) {
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), LoadHalf8(b + i), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), LoadHalf8(b + i + 8), acc1);
-  }
-  for (; i + 8 <= n; i += 8) {
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), LoadHalf8(b + i), acc0);
-  }
-  float s = HsumPs(_mm256_add_ps(acc0, acc1));
-  for (; i < n; ++i) s += a[i] * Fp16(b[i]);
-  return s;
-}
-
-void AxpyF32(float alpha, const float* x, float* y, int64_t n) {
-  const __m256 va = _mm256_set1_ps(alpha);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-  }
-  for (; i < n; ++i) y[i] += alpha * x[i];
-}
-
-void AxpyF16(float alpha, const uint16_t* x, float* y, int64_t n) {
-  const __m256 va = _mm256_set1_ps(alpha);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, LoadHalf8(x + i), _mm256_loadu_ps(y + i)));
-  }
-  for (; i < n; ++i) y[i] += alpha * Fp16(x[i]);
-}
-
 void F32ToF16(const float* x, uint16_t* y, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -226,10 +175,6 @@ void FillOps(KernelTable* t) {
   t->softmax = Softmax;
   t->silu = Silu;
   t->gelu = Gelu;
-  t->dot_f32 = DotF32;
-  t->dot_f16 = DotF16;
-  t->axpy_f32 = AxpyF32;
-  t->axpy_f16 = AxpyF16;
   t->f32_to_f16 = F32ToF16;
   t->read_bytes = ReadBytes;
 }
