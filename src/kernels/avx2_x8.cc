@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/kernel_table.h"
 #include "kernels/packed_x8.h"
@@ -409,36 +410,14 @@ void TileX8Q6K(int64_t k, const void* w, int nr, const void* xq,
   for (int c = 0; c < RC; ++c) StoreRows(acc[c], nr, y + c * y_stride);
 }
 
-void TileNX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
-                const void* xq, size_t xq_stride, int nc, float* y,
-                size_t y_stride) {
-  switch (nc) {
-    case 1:
-      TileX8Q6K<1>(k, w, nr, xq, xq_stride, y, y_stride);
-      break;
-    case 2:
-      TileX8Q6K<2>(k, w, nr, xq, xq_stride, y, y_stride);
-      break;
-    default:
-      TileX8Q6K<3>(k, w, nr, xq, xq_stride, y, y_stride);
-      break;
+// Calls tile(std::integral_constant<int, RC>{}) with RC = min(nc, kMax):
+// the register tile of nc activation rows.
+template <int kMax, int RC = 1, typename Tile>
+static inline void WithCols(int nc, Tile&& tile) {
+  if constexpr (RC < kMax) {
+    if (nc > RC) return WithCols<kMax, RC + 1>(nc, tile);
   }
-}
-
-void TileNX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
-                const void* xq, size_t xq_stride, int nc, float* y,
-                size_t y_stride) {
-  switch (nc) {
-    case 1:
-      TileX8Q4K<1>(k, w, nr, xq, xq_stride, y, y_stride);
-      break;
-    case 2:
-      TileX8Q4K<2>(k, w, nr, xq, xq_stride, y, y_stride);
-      break;
-    default:
-      TileX8Q4K<3>(k, w, nr, xq, xq_stride, y, y_stride);
-      break;
-  }
+  tile(std::integral_constant<int, RC>{});
 }
 
 // Activation rows per Q4_0 / Q5_0 / Q8_0 tile call: a weight vector's load
@@ -447,24 +426,27 @@ constexpr int kX8Cols = 4;
 // Q4_K's and Q6_K's tiles: their per-column sums leave room for 3.
 constexpr int kX8ColsQ4K = 3;
 
+// TileFn entries: the tiles above for nc activation rows.
 template <Fmt F>
-void TileNX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
-             const void* xq, size_t xq_stride, int nc, float* y,
-             size_t y_stride) {
-  switch (nc) {
-    case 1:
-      TileX8<F, 1>(k, w, nr, xq, xq_stride, y, y_stride);
-      break;
-    case 2:
-      TileX8<F, 2>(k, w, nr, xq, xq_stride, y, y_stride);
-      break;
-    case 3:
-      TileX8<F, 3>(k, w, nr, xq, xq_stride, y, y_stride);
-      break;
-    default:
-      TileX8<F, 4>(k, w, nr, xq, xq_stride, y, y_stride);
-      break;
-  }
+void TileNX8(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
+             size_t xq_stride, int nc, float* y, size_t y_stride) {
+  WithCols<kX8Cols>(nc, [&](auto rc) {
+    TileX8<F, decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
+}
+
+void TileNX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
+                size_t xq_stride, int nc, float* y, size_t y_stride) {
+  WithCols<kX8ColsQ4K>(nc, [&](auto rc) {
+    TileX8Q4K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
+}
+
+void TileNX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
+                size_t xq_stride, int nc, float* y, size_t y_stride) {
+  WithCols<kX8ColsQ4K>(nc, [&](auto rc) {
+    TileX8Q6K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
 }
 
 }  // namespace

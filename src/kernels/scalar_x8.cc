@@ -86,13 +86,13 @@ void TileX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
   }
 }
 
-// Q4_K in the x8 layout against Q8_K activations. Per row and super-block:
-// isum = sum_s sc_s * dot_s, msum = sum_s m_s * asum_s (integers), then
+// The K-quant tiles' frame: for each column, super-block and row,
+// row_sums(gb, i, a) gives the row's integer sums (isum, msum), then
 //   acc += float(isum) * (d * da);  accm += float(msum) * (dmin * da)
-// and y = acc - accm.
-void TileX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
-               const void* xq, size_t xq_stride, int nc, float* y,
-               size_t y_stride) {
+// and y = acc - accm (kMins; without, y = acc and msum is ignored).
+template <size_t kRowBlockBytes, bool kMins, typename RowSums>
+void TileX8K(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride, int nc,
+             float* y, size_t y_stride, RowSums row_sums) {
   const int64_t nb = k / kQK_K;
   const uint8_t* g = static_cast<const uint8_t*>(w);
   for (int c = 0; c < nc; ++c) {
@@ -100,9 +100,32 @@ void TileX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
         static_cast<const char*>(xq) + c * xq_stride);
     float acc[kX8Rows] = {}, accm[kX8Rows] = {};
     for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* gb = g + b * kX8Rows * kX8Q4KBlockBytes;
+      const uint8_t* gb = g + b * kX8Rows * kRowBlockBytes;
       for (int i = 0; i < kX8Rows; ++i) {
         int32_t isum = 0, msum = 0;
+        row_sums(gb, i, a[b], &isum, &msum);
+        uint16_t dbits;
+        std::memcpy(&dbits, gb + 2 * i, 2);
+        acc[i] += static_cast<float>(isum) * (Fp16ToFp32(dbits) * a[b].d);
+        if constexpr (kMins) {
+          uint16_t mbits;
+          std::memcpy(&mbits, gb + 16 + 2 * i, 2);
+          accm[i] += static_cast<float>(msum) * (Fp16ToFp32(mbits) * a[b].d);
+        }
+      }
+    }
+    for (int i = 0; i < nr; ++i) y[c * y_stride + i] = kMins ? acc[i] - accm[i] : acc[i];
+  }
+}
+
+// Q4_K in the x8 layout against Q8_K activations, per row and super-block:
+// isum = sum_s sc_s * dot_s, msum = sum_s m_s * asum_s.
+void TileX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
+               const void* xq, size_t xq_stride, int nc, float* y,
+               size_t y_stride) {
+  TileX8K<kX8Q4KBlockBytes, true>(
+      k, w, nr, xq, xq_stride, nc, y, y_stride,
+      [](const uint8_t* gb, int i, const BlockQ8_K& a, int32_t* isum, int32_t* msum) {
         for (int s = 0; s < 8; ++s) {
           const int chunk = s / 2, hi = s % 2;
           int32_t sub = 0;
@@ -110,40 +133,23 @@ void TileX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
             for (int t = 0; t < 4; ++t) {
               const uint8_t byte = gb[160 + 256 * chunk + 32 * j + 4 * i + t];
               const int q = hi ? byte >> 4 : byte & 15;
-              sub += q * a[b].qs[64 * chunk + 32 * hi + 4 * j + t];
+              sub += q * a.qs[64 * chunk + 32 * hi + 4 * j + t];
             }
           }
-          isum += gb[32 + 8 * s + i] * sub;
-          msum += gb[96 + 16 * chunk + 2 * i + hi] *
-                  (a[b].bsums[2 * s] + a[b].bsums[2 * s + 1]);
+          *isum += gb[32 + 8 * s + i] * sub;
+          *msum += gb[96 + 16 * chunk + 2 * i + hi] * (a.bsums[2 * s] + a.bsums[2 * s + 1]);
         }
-        uint16_t dbits, mbits;
-        std::memcpy(&dbits, gb + 2 * i, 2);
-        std::memcpy(&mbits, gb + 16 + 2 * i, 2);
-        acc[i] += static_cast<float>(isum) * (Fp16ToFp32(dbits) * a[b].d);
-        accm[i] += static_cast<float>(msum) * (Fp16ToFp32(mbits) * a[b].d);
-      }
-    }
-    for (int i = 0; i < nr; ++i) y[c * y_stride + i] = acc[i] - accm[i];
-  }
+      });
 }
 
-// Q6_K in the x8 layout against Q8_K activations. Per row and super-block,
-// in integers: isum = sum_s sc_s * (sum_e q_e * a_e - 32 * asum_s), then
-//   acc += float(isum) * (d * da).
+// Q6_K in the x8 layout against Q8_K activations, per row and super-block,
+// in integers: isum = sum_s sc_s * (sum_e q_e * a_e - 32 * asum_s).
 void TileX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
                const void* xq, size_t xq_stride, int nc, float* y,
                size_t y_stride) {
-  const int64_t nb = k / kQK_K;
-  const uint8_t* g = static_cast<const uint8_t*>(w);
-  for (int c = 0; c < nc; ++c) {
-    const BlockQ8_K* a = reinterpret_cast<const BlockQ8_K*>(
-        static_cast<const char*>(xq) + c * xq_stride);
-    float acc[kX8Rows] = {};
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* gb = g + b * kX8Rows * sizeof(BlockQ6_K);
-      for (int i = 0; i < kX8Rows; ++i) {
-        int32_t isum = 0;
+  TileX8K<sizeof(BlockQ6_K), false>(
+      k, w, nr, xq, xq_stride, nc, y, y_stride,
+      [](const uint8_t* gb, int i, const BlockQ8_K& a, int32_t* isum, int32_t* /*msum*/) {
         for (int s = 0; s < 16; ++s) {
           const uint8_t* sub = gb + kX8Q6KCodes + 96 * s;
           int32_t dot = 0;
@@ -152,19 +158,13 @@ void TileX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
               const uint8_t lo = sub[32 * (j % 2) + 4 * i + t];
               const int q = (j < 2 ? lo & 15 : lo >> 4) |
                             ((sub[64 + 4 * i + t] >> (2 * j)) & 3) << 4;
-              dot += q * a[b].qs[16 * s + 4 * j + t];
+              dot += q * a.qs[16 * s + 4 * j + t];
             }
           }
           const int sc = static_cast<int8_t>(gb[16 + 16 * (s / 2) + 2 * i + s % 2]);
-          isum += sc * (dot - 32 * a[b].bsums[s]);
+          *isum += sc * (dot - 32 * a.bsums[s]);
         }
-        uint16_t dbits;
-        std::memcpy(&dbits, gb + 2 * i, 2);
-        acc[i] += static_cast<float>(isum) * (Fp16ToFp32(dbits) * a[b].d);
-      }
-    }
-    for (int i = 0; i < nr; ++i) y[c * y_stride + i] = acc[i];
-  }
+      });
 }
 
 }  // namespace
