@@ -23,21 +23,14 @@ std::vector<const void*>& RowPointers(int64_t n) {
 
 }  // namespace
 
-void WriteKv(const kernels::KernelTable& kt, const ModelConfig& c, int32_t layer,
-             const Batch& batch, const float* k, const float* v, KvCache* cache) {
+void WriteKv(const ModelConfig& c, int32_t layer, const Batch& batch,
+             const float* k, const float* v, KvCache* cache) {
   const int64_t T = static_cast<int64_t>(batch.size());
   const KvType type = cache->kv_type();
   for (int64_t t = 0; t < T; ++t) {
     const int32_t seq = batch.seq_ids[t], pos = batch.positions[t];
-    uint8_t* kd = cache->KeyData(layer, seq, pos);
-    uint8_t* vd = cache->ValueData(layer, seq, pos);
-    if (type == KvType::kF16) {  // StoreKvRow's conversion, vectorised
-      kt.f32_to_f16(k + t * c.k_dim(), reinterpret_cast<uint16_t*>(kd), c.k_dim());
-      kt.f32_to_f16(v + t * c.v_dim(), reinterpret_cast<uint16_t*>(vd), c.v_dim());
-    } else {
-      StoreKvRow(type, k + t * c.k_dim(), c.k_dim(), kd);
-      StoreKvRow(type, v + t * c.v_dim(), c.v_dim(), vd);
-    }
+    StoreKvRow(type, k + t * c.k_dim(), c.k_dim(), cache->KeyData(layer, seq, pos));
+    StoreKvRow(type, v + t * c.v_dim(), c.v_dim(), cache->ValueData(layer, seq, pos));
   }
 }
 
@@ -116,6 +109,7 @@ void Attention(const AttentionContext& ax, const ModelConfig& c, int32_t layer,
     return local && pos >= c.sliding_window ? pos - static_cast<int32_t>(c.sliding_window) + 1
                                             : 0;
   };
+  const size_t el = type == KvType::kF32 ? 4 : 2;  // bytes per element (F32 / F16 rows)
   auto task = [&](int64_t job, int thread) {
     const int64_t slice = job % n_slices;
     const int64_t kvh = (job / n_slices) % c.n_head_kv;
@@ -141,7 +135,6 @@ void Attention(const AttentionContext& ax, const ModelConfig& c, int32_t layer,
         kt.dots_f32(sc.q, hd, nh, buf, hd, c.attn_scale, sc.scores + j, span);
       }
     } else {
-      const size_t el = type == KvType::kF32 ? 4 : 2;
       // Rows visible from key p: tokens ti_lo .. ti_hi (positions >= p
       // whose window reaches back to p).
       int64_t ti_hi = -1;
@@ -179,7 +172,6 @@ void Attention(const AttentionContext& ax, const ModelConfig& c, int32_t layer,
       case KvType::kF32:
       case KvType::kF16: {
         std::vector<const void*>& rows = RowPointers(span);
-        const size_t el = type == KvType::kF32 ? 4 : 2;
         for (int64_t j = 0; j < span; ++j) {
           rows[j] = cache.ValueData(layer, seq, lo0 + static_cast<int32_t>(j)) + kvh * hdv * el;
         }

@@ -34,8 +34,8 @@ int64_t AttentionScratchFloats(const ModelConfig& c, KvType type, int32_t max_po
 // Stores every batch token's K and V rows for layer `layer`, converted
 // to the cache's KvType.
 // k: [T, k_dim] (after RoPE), v: [T, v_dim].
-void WriteKv(const kernels::KernelTable& kt, const ModelConfig& c, int32_t layer,
-             const Batch& batch, const float* k, const float* v, KvCache* cache);
+void WriteKv(const ModelConfig& c, int32_t layer, const Batch& batch,
+             const float* k, const float* v, KvCache* cache);
 
 // Attention of every batch token against its own sequence's cached
 // positions <= its position (and inside the window on sliding-window

@@ -245,7 +245,7 @@ Status Model::Forward(const Batch& batch, KvCache* cache,
       kt.rope(s.q.data() + t * c.q_dim(), c.n_head, c.head_dim_k, c.n_rot, neox, cs);
       kt.rope(s.k.data() + t * c.k_dim(), c.n_head_kv, c.head_dim_k, c.n_rot, neox, cs);
     }
-    WriteKv(kt, c, layer, batch, s.k.data(), s.v.data(), cache);
+    WriteKv(c, layer, batch, s.k.data(), s.v.data(), cache);
     Attention(ax, c, layer, *cache, batch, s.q.data(), s.attn.data());
     Linear(cx, L.wo, s.attn.data(), T, s.o.data());
     for (int64_t t = 0; t < T; ++t) {

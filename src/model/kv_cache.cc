@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "kernels/isa.h"
 #include "tensor/blocks.h"
 #include "tensor/half.h"
 #include "tensor/quant.h"
@@ -70,11 +71,11 @@ void StoreKvRow(KvType type, const float* src, int64_t n, uint8_t* dst) {
     case KvType::kF32:
       std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
       return;
-    case KvType::kF16: {
-      uint16_t* h = reinterpret_cast<uint16_t*>(dst);
-      for (int64_t i = 0; i < n; ++i) h[i] = Fp32ToFp16(src[i]);
+    case KvType::kF16:
+      // The active table's (F16C where the CPU has it): every table's
+      // f32_to_f16 is bitwise Fp32ToFp16.
+      kernels::Kernels().f32_to_f16(src, reinterpret_cast<uint16_t*>(dst), n);
       return;
-    }
     case KvType::kQ8_0: {
       const Status s = QuantizeRow(GgmlType::kQ8_0, src, dst, n);
       CHECK(s.ok()) << s.ToString();
