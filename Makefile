@@ -9,7 +9,7 @@ WEFT := $(BUILD_DIR)/weft
 CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps model configure build test test-asan test-tsan test-ci-asan \
+.PHONY: all deps model configure build test test-asan test-tsan test-ci-asan test-aarch64 \
         unit inspect run serve fuzz soak api-fuzz format clean
 
 all: build
@@ -66,6 +66,12 @@ test-ci-asan: model deps
 	@cmake --build build/asan -j $(JOBS) --target $(ASAN_CI_TESTS)
 	@ctest --test-dir build/asan --output-on-failure -j $(JOBS) \
 	  -R '^($(subst $(space),|,$(strip $(ASAN_CI_TESTS))))$$' $(CTEST_ARGS)
+
+# Cross build for 64-bit Arm Linux (scalar kernels) in build/aarch64 and its
+# C++ unit tests under qemu-user (scripts/cross-aarch64.sh installs the
+# cross toolchain, qemu and the arm64 libraries).
+test-aarch64: deps
+	@bash scripts/cross-aarch64.sh build/aarch64
 
 inspect: model build
 	@$(WEFT) inspect $(MODEL)

@@ -13,6 +13,7 @@ namespace {
 std::atomic<const KernelTable*> g_active{nullptr};
 std::atomic<int> g_active_isa{-1};
 
+#ifdef WEFT_KERNELS_X86
 bool CpuHasAvx2() {
   const CpuFeatures& f = GetCpuFeatures();
   return f.os_avx && f.avx && f.avx2 && f.fma && f.f16c;
@@ -23,6 +24,7 @@ bool CpuHasAvx512() {
   return CpuHasAvx2() && f.os_avx512 && f.avx512f && f.avx512bw &&
          f.avx512vl && f.avx512dq && f.avx512_vnni;
 }
+#endif
 
 }  // namespace
 
