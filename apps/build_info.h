@@ -1,6 +1,11 @@
 // What the build tells the apps (set by apps/CMakeLists.txt as compile
-// definitions), with fallbacks for a compiler invoked by hand.
+// definitions, and the commit in a header generated at build time), with
+// fallbacks for a compiler invoked by hand.
 #pragma once
+
+#if __has_include("weft_git_commit.h")
+#include "weft_git_commit.h"
+#endif
 
 #ifndef WEFT_VERSION
 #define WEFT_VERSION "0.0.0"  // the project version
