@@ -9,7 +9,11 @@
 //
 // Every figure is the median of --reps runs after one warm-up, with min-max.
 // Decode figures are also shown as GB/s of weights read (each step reads
-// every weight matrix once) and as % of the bandwidth roofline.
+// every weight matrix once) and as % of the bandwidth roofline, and the
+// batched steps as a ratio to the first batch size's step. Every test also
+// shows the weight products' operations per second (2 per multiply-add of
+// a weight with an activation; attention not counted): the compute-bound
+// figure for prefill and batched decode.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -81,6 +85,26 @@ uint64_t WeightBytes(const model::ModelWeights& w) {
          bytes(l.ffn_gate) + bytes(l.ffn_up) + bytes(l.ffn_down);
   }
   return b;
+}
+
+// Multiply-adds of the weight products: per token through the layers, and
+// per row of logits through the output matrix.
+struct WeightMacs {
+  uint64_t layers = 0;
+  uint64_t output = 0;
+};
+
+WeightMacs CountWeightMacs(const model::ModelWeights& w) {
+  auto macs = [](const model::WeightMatrix& m) {
+    return m.present() ? static_cast<uint64_t>(m.rows) * static_cast<uint64_t>(m.cols) : 0;
+  };
+  WeightMacs n;
+  n.output = macs(w.output);
+  for (const model::LayerWeights& l : w.layers) {
+    n.layers += macs(l.wq) + macs(l.wk) + macs(l.wv) + macs(l.wo) + macs(l.ffn_gate) +
+                macs(l.ffn_up) + macs(l.ffn_down);
+  }
+  return n;
 }
 
 json StatJson(const Stat& s) {
@@ -172,6 +196,13 @@ int RunBenchModel(int argc, char** argv) {
   model::ForwardOptions opts;
   opts.n_threads = static_cast<int>(threads);
   const uint64_t wbytes = WeightBytes(m.weights());
+  const WeightMacs wmacs = CountWeightMacs(m.weights());
+  // Weight-product operations (2 per multiply-add) of `tokens` tokens of
+  // which `logit_rows` want logits.
+  auto ops = [&](double tokens, double logit_rows) {
+    return 2.0 * (static_cast<double>(wmacs.layers) * tokens +
+                  static_cast<double>(wmacs.output) * logit_rows);
+  };
   std::mt19937 rng(1234);
   auto random_tokens = [&](int64_t n) {
     std::vector<int32_t> ids(static_cast<size_t>(n));
@@ -202,19 +233,23 @@ int RunBenchModel(int argc, char** argv) {
   out["reps"] = reps;
   out["bandwidth_gbs"] = bandwidth;
   out["weight_bytes_per_step"] = wbytes;
+  out["weight_macs_per_token"] = wmacs.layers;
+  out["output_macs_per_logit_row"] = wmacs.output;
   std::string table;
-  // One table line; `steps` Forward calls made `tokens` tokens.
+  // One table line; `steps` Forward calls made `tokens` tokens and `gops`
+  // weight-product GOP/s; ratio > 0: the step as a multiple of step(B=1).
   auto row = [&](const std::string& test, const Stat& st, double tokens,
-                 double steps, bool decode) {
+                 double steps, bool decode, double gops, double ratio) {
     std::string extra = " | | ";
     if (decode) {
       const double gbs = static_cast<double>(wbytes) * steps / st.median / 1e9;
       extra = StrFormat(" | %.1f | %.0f%% ", gbs, 100.0 * gbs / bandwidth);
     }
-    table += StrFormat("| %s | %.2f | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f)%s|\n",
+    extra += ratio > 0 ? StrFormat("| %.2f ", ratio) : std::string("| ");
+    table += StrFormat("| %s | %.2f | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.1f%s|\n",
                        test.c_str(), 1e3 * st.median / steps, 1e3 * st.median,
                        1e3 * st.min, 1e3 * st.max, tokens / st.median,
-                       tokens / st.max, tokens / st.min, extra.c_str());
+                       tokens / st.max, tokens / st.min, gops, extra.c_str());
   };
 
   if (pp > 0) {
@@ -227,7 +262,9 @@ int RunBenchModel(int argc, char** argv) {
     out["pp"] = StatJson(*st);
     out["pp"]["tokens"] = pp;
     out["pp"]["tokens_per_s"] = static_cast<double>(pp) / st->median;
-    row("pp" + std::to_string(pp), *st, static_cast<double>(pp), 1, false);
+    const double gops = ops(static_cast<double>(pp), 1) / st->median / 1e9;
+    out["pp"]["gops"] = gops;
+    row("pp" + std::to_string(pp), *st, static_cast<double>(pp), 1, false, gops, 0);
   }
   if (tg > 0) {
     auto kv = model::ContiguousKvCache::Create(c, static_cast<int32_t>(tg), 1, *kv_type);
@@ -249,7 +286,10 @@ int RunBenchModel(int argc, char** argv) {
     out["tg"]["tokens_per_s"] = static_cast<double>(tg) / st->median;
     out["tg"]["weights_gbs"] = gbs;
     out["tg"]["roofline_pct"] = 100.0 * gbs / bandwidth;
-    row("tg" + std::to_string(tg), *st, static_cast<double>(tg), static_cast<double>(tg), true);
+    const double gops = ops(1, 1) * static_cast<double>(tg) / st->median / 1e9;
+    out["tg"]["gops"] = gops;
+    row("tg" + std::to_string(tg), *st, static_cast<double>(tg), static_cast<double>(tg), true,
+        gops, 0);
   }
   if (!batches.empty()) {
     const int max_b = *std::max_element(batches.begin(), batches.end());
@@ -292,10 +332,11 @@ int RunBenchModel(int argc, char** argv) {
       j["weights_gbs"] = gbs;
       j["roofline_pct"] = 100.0 * gbs / bandwidth;
       j["step_ratio"] = st->median / step1;
-      j["kv_bytes_read"] = static_cast<double>(b) * ctx * c.n_layer *
-                           (c.k_dim() + c.v_dim()) * sizeof(float);
+      j["gops"] = ops(b, b) / st->median / 1e9;
+      j["kv_bytes_read"] = static_cast<double>(b) * ctx * c.n_layer * (k_bytes + v_bytes);
       curve.push_back(j);
-      row(StrFormat("decode B=%d", b), *st, b, 1, true);
+      row(StrFormat("decode B=%d", b), *st, b, 1, true, j["gops"].get<double>(),
+          st->median / step1);
     }
     out["decode"] = curve;
   }
@@ -310,8 +351,11 @@ int RunBenchModel(int argc, char** argv) {
               model::KvTypeName(*kv_type),
               static_cast<long long>(threads), static_cast<long long>(reps));
   std::printf("- read bandwidth (same run): %.1f GB/s\n\n", bandwidth);
-  std::printf("| test | ms/step | total ms (min-max) | tokens/s (min-max) | weights GB/s | %% roofline |\n");
-  std::printf("|---|---|---|---|---|---|\n%s", table.c_str());
+  std::printf(
+      "| test | ms/step | total ms (min-max) | tokens/s (min-max) | GOP/s | weights GB/s | "
+      "%% roofline | x step(B=%d) |\n",
+      batches.empty() ? 1 : batches.front());
+  std::printf("|---|---|---|---|---|---|---|---|\n%s", table.c_str());
   if (!json_path.empty() && !WriteBenchJson(json_path, out, "model")) return 1;
   return 0;
 }

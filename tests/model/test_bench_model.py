@@ -40,6 +40,21 @@ def test_json_and_table(tmp_path):
         assert d["min_s"] <= d["median_s"] <= d["max_s"]
         assert d["weights_gbs"] > 0 and d["roofline_pct"] > 0
     assert j["decode"][0]["step_ratio"] == 1.0
+    # Weight-product operations per second: 2 per multiply-add, layers per
+    # token plus the output matrix per row of logits (pp: the last token).
+    macs, out_macs = j["weight_macs_per_token"], j["output_macs_per_logit_row"]
+    assert macs > 0 and out_macs > 0
+    pp_ops = 2 * (macs * 32 + out_macs)
+    assert abs(j["pp"]["gops"] - pp_ops / j["pp"]["median_s"] / 1e9) < 1e-9 * pp_ops
+    for d in j["decode"]:
+        ops = 2 * (macs + out_macs) * d["batch"]
+        assert abs(d["gops"] - ops / d["median_s"] / 1e9) < 1e-9 * ops
+    assert j["tg"]["gops"] > 0
+    assert "| GOP/s |" in r.stdout and "| x step(B=1) |" in r.stdout
+    # f16 KV rows (the default): stories260K has 5 layers and 4 kv heads of
+    # 8, so 2 * (32 + 32) bytes per layer and position, 16 positions.
+    for d in j["decode"]:
+        assert d["kv_bytes_read"] == d["batch"] * 16 * 5 * 2 * (32 + 32)
     assert j["weights_x8"] is True
     assert j["kv_type"] == "f16" and "kv: f16" in r.stdout  # as weft serve
 
