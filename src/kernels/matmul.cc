@@ -278,7 +278,14 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
     while (blk >= first_block[i + 1]) ++i;
     RunBlock(prods[i], blk - first_block[i]);
   };
-  if (pool != nullptr) {
+  // Memory bound (M < kStreamingM): each thread streams its own contiguous
+  // run of blocks (ParallelForRanges); measured side by side on Zen 3,
+  // tg64 ran 4-10% faster on Gemma 3 270M, a 1B Q4_0 and a 134M Q8_0 model
+  // than with blocks handed out in turn.
+  constexpr int64_t kStreamingM = 4;
+  if (pool != nullptr && max_m < kStreamingM) {
+    pool->ParallelForRanges(n_blocks, task);
+  } else if (pool != nullptr) {
     pool->ParallelFor(n_blocks, task);
   } else {
     for (int64_t b = 0; b < n_blocks; ++b) task(b, 0);

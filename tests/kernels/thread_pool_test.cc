@@ -43,6 +43,63 @@ TEST(ThreadPoolTest, ManyBackToBackJobs) {
   EXPECT_EQ(total, want);
 }
 
+TEST(ThreadPoolTest, RangesRunEveryTaskOnce) {
+  for (int threads : {1, 2, 3, 8}) {
+    for (int spin : {0, 5000}) {
+      ThreadPool pool(ThreadPoolOptions{.num_threads = threads, .spin_iterations = spin});
+      for (int64_t n : {0, 1, 2, 5, 7, 64, 1000, 4099}) {
+        std::vector<std::atomic<int>> hits(n);
+        std::atomic<int> bad_thread{0};
+        pool.ParallelForRanges(n, [&](int64_t task, int thread) {
+          hits[task].fetch_add(1);
+          if (thread < 0 || thread >= threads) bad_thread.fetch_add(1);
+        });
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "task " << i;
+        EXPECT_EQ(bad_thread.load(), 0);
+      }
+    }
+  }
+}
+
+// One thread: one range, run front to back.
+TEST(ThreadPoolTest, RangesRunAscendingOnOneThread) {
+  ThreadPool pool(ThreadPoolOptions{.num_threads = 1});
+  std::vector<int64_t> order;
+  pool.ParallelForRanges(100, [&](int64_t task, int) { order.push_back(task); });
+  ASSERT_EQ(order.size(), 100u);
+  for (int64_t i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
+}
+
+// With two threads each reads at most a few long runs of consecutive
+// tasks: ascending through each range it claims (at most 2), descending
+// from the back of the other range once its own is done (at most 1 steal
+// run per range it did not claim). (With more threads, two helpers taking
+// from the same range's back interleave, so their runs have gaps.)
+TEST(ThreadPoolTest, RangesStreamInRuns) {
+  ThreadPool pool(ThreadPoolOptions{.num_threads = 2, .spin_iterations = 20000});
+  for (int job = 0; job < 300; ++job) {
+    std::vector<std::vector<int64_t>> seen(2);
+    pool.ParallelForRanges(400, [&](int64_t task, int thread) { seen[thread].push_back(task); });
+    size_t total = 0;
+    for (const auto& s : seen) {
+      total += s.size();
+      int runs = s.empty() ? 0 : 1;
+      int64_t dir = 0;  // +1 / -1 once a run has two tasks
+      for (size_t i = 1; i < s.size(); ++i) {
+        const int64_t step = s[i] - s[i - 1];
+        if (dir == 0 && (step == 1 || step == -1)) {
+          dir = step;
+        } else if (step != dir) {
+          ++runs;
+          dir = 0;
+        }
+      }
+      EXPECT_LE(runs, 4) << "job " << job;
+    }
+    ASSERT_EQ(total, 400u);
+  }
+}
+
 TEST(ThreadPoolTest, DefaultUsesHardwareThreads) {
   ThreadPool pool;
   EXPECT_GE(pool.num_threads(), 1);
