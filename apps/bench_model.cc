@@ -332,11 +332,11 @@ int RunBenchModel(int argc, char** argv) {
       j["weights_gbs"] = gbs;
       j["roofline_pct"] = 100.0 * gbs / bandwidth;
       j["step_ratio"] = st->median / step1;
-      j["gops"] = ops(b, b) / st->median / 1e9;
+      const double gops = ops(b, b) / st->median / 1e9;
+      j["gops"] = gops;
       j["kv_bytes_read"] = static_cast<double>(b) * ctx * c.n_layer * (k_bytes + v_bytes);
       curve.push_back(j);
-      row(StrFormat("decode B=%d", b), *st, b, 1, true, j["gops"].get<double>(),
-          st->median / step1);
+      row(StrFormat("decode B=%d", b), *st, b, 1, true, gops, st->median / step1);
     }
     out["decode"] = curve;
   }

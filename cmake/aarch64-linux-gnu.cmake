@@ -1,7 +1,7 @@
 # Cross-compiling for 64-bit Arm Linux with Debian's cross toolchain
 # (g++-aarch64-linux-gnu) against the arm64 -dev packages of a multiarch
 # install (dpkg --add-architecture arm64). Tests run under qemu-aarch64
-# (qemu-user). Used by the aarch64 preset and scripts/cross-aarch64.sh.
+# (qemu-user). Used by scripts/cross-aarch64.sh (make test-aarch64).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)

@@ -20,29 +20,16 @@ CTEST_SELECT=("$@")
 if [ "${#CTEST_SELECT[@]}" -eq 0 ]; then CTEST_SELECT=(-L unit -E '_py$'); fi
 JOBS="${JOBS:-$(nproc)}"
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-
+source scripts/apt.sh
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  # The arm64 packages below are then missing, so apt_install_missing runs
+  # apt-get update, which fetches the new architecture's lists.
   echo "cross-aarch64: adding the arm64 architecture to dpkg"
   $SUDO dpkg --add-architecture arm64
-  $SUDO apt-get update -qq
 fi
-PACKAGES=(
-  g++-aarch64-linux-gnu qemu-user
+apt_install_missing cross-aarch64 \
+  g++-aarch64-linux-gnu qemu-user \
   libgtest-dev:arm64 libgmock-dev:arm64 libpcre2-dev:arm64 libboost1.81-dev:arm64
-)
-missing=()
-for p in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "cross-aarch64: installing ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
 
 cmake -S . -B "$BUILD_DIR" -G Ninja \
   -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \

@@ -14,20 +14,8 @@ APT_PACKAGES=(
   python3 python3-venv python3-pip
 )
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "deps: installing Debian packages: ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+source scripts/apt.sh
+apt_install_missing deps "${APT_PACKAGES[@]}"
 
 # Python venv with pinned packages. A stamp file records the requirements it
 # was built from, so an unchanged venv costs nothing.

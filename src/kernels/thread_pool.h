@@ -14,9 +14,10 @@
 // only claim tasks of the job that is current when it claims them.
 //
 // Thread safety: ParallelFor (and ParallelForRanges, built on it) may be
-// called from one thread at a time (it is CHECKed); the pool is otherwise immutable. Workers only run tasks while a
-// ParallelFor call is in progress, and ParallelFor returns after every task
-// has finished (all writes of the tasks are visible to the caller).
+// called from one thread at a time (it is CHECKed); the pool is otherwise
+// immutable. Workers only run tasks while a ParallelFor call is in
+// progress, and ParallelFor returns after every task has finished (all
+// writes of the tasks are visible to the caller).
 #pragma once
 
 #include <atomic>
@@ -64,7 +65,7 @@ class ThreadPool {
   // on. For memory-bound loops whose task t reads the t-th piece of one
   // buffer, each thread then reads a few long runs, which the hardware
   // prefetchers follow, instead of interleaving its reads with the other
-  // threads' (decode steps ran 5-10% faster on Zen 3, see matmul.cc).
+  // threads' (faster decode steps on Zen 3: see matmul.cc).
   template <typename Fn>
   void ParallelForRanges(int64_t n_tasks, Fn&& fn) {
     const int nr = num_threads() < kMaxRanges ? num_threads() : kMaxRanges;

@@ -10,15 +10,19 @@
 namespace weft::kernels {
 namespace {
 
-TEST(ThreadPoolTest, RunsEveryTaskOnce) {
+// Runs run(pool, n, fn) (ParallelFor or ParallelForRanges) over pools of
+// 1..8 threads with and without spinning and checks that every task ran
+// exactly once, with a valid thread index.
+template <typename Run>
+void ExpectEveryTaskOnce(Run run) {
   for (int threads : {1, 2, 3, 8}) {
     for (int spin : {0, 5000}) {
       ThreadPool pool(ThreadPoolOptions{.num_threads = threads, .spin_iterations = spin});
       EXPECT_EQ(pool.num_threads(), threads);
-      for (int64_t n : {0, 1, 2, 7, 64, 1000}) {
+      for (int64_t n : {0, 1, 2, 5, 7, 64, 1000, 4099}) {
         std::vector<std::atomic<int>> hits(n);
         std::atomic<int> bad_thread{0};
-        pool.ParallelFor(n, [&](int64_t task, int thread) {
+        run(pool, n, [&](int64_t task, int thread) {
           hits[task].fetch_add(1);
           if (thread < 0 || thread >= threads) bad_thread.fetch_add(1);
         });
@@ -27,6 +31,10 @@ TEST(ThreadPoolTest, RunsEveryTaskOnce) {
       }
     }
   }
+}
+
+TEST(ThreadPoolTest, RunsEveryTaskOnce) {
+  ExpectEveryTaskOnce([](ThreadPool& pool, int64_t n, auto&& fn) { pool.ParallelFor(n, fn); });
 }
 
 TEST(ThreadPoolTest, ManyBackToBackJobs) {
@@ -44,21 +52,8 @@ TEST(ThreadPoolTest, ManyBackToBackJobs) {
 }
 
 TEST(ThreadPoolTest, RangesRunEveryTaskOnce) {
-  for (int threads : {1, 2, 3, 8}) {
-    for (int spin : {0, 5000}) {
-      ThreadPool pool(ThreadPoolOptions{.num_threads = threads, .spin_iterations = spin});
-      for (int64_t n : {0, 1, 2, 5, 7, 64, 1000, 4099}) {
-        std::vector<std::atomic<int>> hits(n);
-        std::atomic<int> bad_thread{0};
-        pool.ParallelForRanges(n, [&](int64_t task, int thread) {
-          hits[task].fetch_add(1);
-          if (thread < 0 || thread >= threads) bad_thread.fetch_add(1);
-        });
-        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "task " << i;
-        EXPECT_EQ(bad_thread.load(), 0);
-      }
-    }
-  }
+  ExpectEveryTaskOnce(
+      [](ThreadPool& pool, int64_t n, auto&& fn) { pool.ParallelForRanges(n, fn); });
 }
 
 // One thread: one range, run front to back.
