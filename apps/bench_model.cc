@@ -13,7 +13,10 @@
 // batched steps as a ratio to the first batch size's step. Every test also
 // shows the weight products' operations per second (2 per multiply-add of
 // a weight with an activation; attention not counted): the compute-bound
-// figure for prefill and batched decode.
+// figure for prefill and batched decode. With the AVX2 kernels the run also
+// measures the compute ceilings (kernels/compute_peak.h), and each test
+// shows its compute floor (the weight multiply-adds of each kind over that
+// kind's ceiling) and the share of the step the floor is.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +31,7 @@
 #include "apps/command.h"
 #include "apps/flags.h"
 #include "kernels/bandwidth.h"
+#include "kernels/compute_peak.h"
 #include "kernels/isa.h"
 #include "kernels/thread_pool.h"
 #include "model/model.h"
@@ -92,17 +96,30 @@ uint64_t WeightBytes(const model::ModelWeights& w) {
 struct WeightMacs {
   uint64_t layers = 0;
   uint64_t output = 0;
+  // The same by the instruction sequence that bounds their kernels.
+  uint64_t layers_by_kind[kernels::kNumPeakKinds] = {};
+  uint64_t output_by_kind[kernels::kNumPeakKinds] = {};
 };
 
 WeightMacs CountWeightMacs(const model::ModelWeights& w) {
   auto macs = [](const model::WeightMatrix& m) {
     return m.present() ? static_cast<uint64_t>(m.rows) * static_cast<uint64_t>(m.cols) : 0;
   };
+  auto kind = [](const model::WeightMatrix& m) {
+    return static_cast<int>(kernels::PeakKindOf(m.type));
+  };
   WeightMacs n;
-  n.output = macs(w.output);
+  if (w.output.present()) {
+    n.output = macs(w.output);
+    n.output_by_kind[kind(w.output)] = n.output;
+  }
   for (const model::LayerWeights& l : w.layers) {
-    n.layers += macs(l.wq) + macs(l.wk) + macs(l.wv) + macs(l.wo) + macs(l.ffn_gate) +
-                macs(l.ffn_up) + macs(l.ffn_down);
+    for (const model::WeightMatrix* m :
+         {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
+      if (!m->present()) continue;
+      n.layers += macs(*m);
+      n.layers_by_kind[kind(*m)] += macs(*m);
+    }
   }
   return n;
 }
@@ -210,16 +227,31 @@ int RunBenchModel(int argc, char** argv) {
     return ids;
   };
 
-  // Bandwidth first, with a pool of the same size (then released).
+  // Bandwidth and compute ceilings first, with a pool of the same size
+  // (then released).
   double bandwidth = 0;
+  kernels::ComputePeaks peaks;
   {
     kernels::ThreadPoolOptions po;
     po.num_threads = static_cast<int>(threads);
     kernels::ThreadPool pool(po);
     bandwidth = kernels::MeasureReadBandwidth(&pool);
+    peaks = kernels::MeasureComputePeaks(&pool);
   }
   std::fprintf(stderr, "bandwidth %.1f GB/s; model %s; weights read per step %s\n",
                bandwidth, c.Summary().c_str(), HumanBytes(static_cast<double>(wbytes)).c_str());
+  // Seconds the weight products of `tokens` tokens (`logit_rows` of them
+  // with logits) take at least at the measured ceilings; 0 if unmeasured.
+  auto floor_s = [&](double tokens, double logit_rows) {
+    if (!peaks.measured()) return 0.0;
+    double s = 0;
+    for (int k = 0; k < kernels::kNumPeakKinds; ++k) {
+      s += (static_cast<double>(wmacs.layers_by_kind[k]) * tokens +
+            static_cast<double>(wmacs.output_by_kind[k]) * logit_rows) /
+           (peaks.gmacs[k] * 1e9);
+    }
+    return s;
+  };
 
   json out;
   out["command"] = CommandLine(argc, argv);
@@ -235,21 +267,46 @@ int RunBenchModel(int argc, char** argv) {
   out["weight_bytes_per_step"] = wbytes;
   out["weight_macs_per_token"] = wmacs.layers;
   out["output_macs_per_logit_row"] = wmacs.output;
+  if (peaks.measured()) {
+    json by_kind = json::object(), peak_gops = json::object();
+    for (int k = 0; k < kernels::kNumPeakKinds; ++k) {
+      const char* name = kernels::PeakKindName(static_cast<kernels::PeakKind>(k));
+      by_kind[name] = {{"weight_macs_per_token", wmacs.layers_by_kind[k]},
+                       {"output_macs_per_logit_row", wmacs.output_by_kind[k]}};
+      peak_gops[name] = 2 * peaks.gmacs[k];
+    }
+    out["macs_by_kind"] = by_kind;
+    out["compute_peak_gops"] = peak_gops;
+  }
   std::string table;
   // One table line; `steps` Forward calls made `tokens` tokens and `gops`
-  // weight-product GOP/s; ratio > 0: the step as a multiple of step(B=1).
+  // weight-product GOP/s; `floor`: the compute floor of all of them (s);
+  // ratio > 0: the step as a multiple of step(B=1).
   auto row = [&](const std::string& test, const Stat& st, double tokens,
-                 double steps, bool decode, double gops, double ratio) {
-    std::string extra = " | | ";
+                 double steps, bool decode, double gops, double floor, double ratio) {
+    // Cells after GOP/s: floor ms/step, % floor, GB/s, % roofline, ratio.
+    std::string cells;
+    cells += floor > 0 ? StrFormat(" %.2f | %.0f%% |", 1e3 * floor / steps,
+                                   100.0 * floor / st.median)
+                       : std::string(" | |");
     if (decode) {
       const double gbs = static_cast<double>(wbytes) * steps / st.median / 1e9;
-      extra = StrFormat(" | %.1f | %.0f%% ", gbs, 100.0 * gbs / bandwidth);
+      cells += StrFormat(" %.1f | %.0f%% |", gbs, 100.0 * gbs / bandwidth);
+    } else {
+      cells += " | |";
     }
-    extra += ratio > 0 ? StrFormat("| %.2f ", ratio) : std::string("| ");
-    table += StrFormat("| %s | %.2f | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.1f%s|\n",
+    cells += ratio > 0 ? StrFormat(" %.2f |", ratio) : std::string(" |");
+    table += StrFormat("| %s | %.2f | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.1f |%s\n",
                        test.c_str(), 1e3 * st.median / steps, 1e3 * st.median,
                        1e3 * st.min, 1e3 * st.max, tokens / st.median,
-                       tokens / st.max, tokens / st.min, gops, extra.c_str());
+                       tokens / st.max, tokens / st.min, gops, cells.c_str());
+  };
+
+  // The compute floor of a test whose timed unit has the median `median`.
+  auto put_floor = [&](json& j, double floor, double median) {
+    if (floor <= 0) return;
+    j["compute_floor_s"] = floor;
+    j["compute_floor_pct"] = 100.0 * floor / median;
   };
 
   if (pp > 0) {
@@ -264,7 +321,9 @@ int RunBenchModel(int argc, char** argv) {
     out["pp"]["tokens_per_s"] = static_cast<double>(pp) / st->median;
     const double gops = ops(static_cast<double>(pp), 1) / st->median / 1e9;
     out["pp"]["gops"] = gops;
-    row("pp" + std::to_string(pp), *st, static_cast<double>(pp), 1, false, gops, 0);
+    const double floor = floor_s(static_cast<double>(pp), 1);
+    put_floor(out["pp"], floor, st->median);
+    row("pp" + std::to_string(pp), *st, static_cast<double>(pp), 1, false, gops, floor, 0);
   }
   if (tg > 0) {
     auto kv = model::ContiguousKvCache::Create(c, static_cast<int32_t>(tg), 1, *kv_type);
@@ -288,8 +347,10 @@ int RunBenchModel(int argc, char** argv) {
     out["tg"]["roofline_pct"] = 100.0 * gbs / bandwidth;
     const double gops = ops(1, 1) * static_cast<double>(tg) / st->median / 1e9;
     out["tg"]["gops"] = gops;
+    const double floor = floor_s(1, 1) * static_cast<double>(tg);
+    put_floor(out["tg"], floor, st->median);
     row("tg" + std::to_string(tg), *st, static_cast<double>(tg), static_cast<double>(tg), true,
-        gops, 0);
+        gops, floor, 0);
   }
   if (!batches.empty()) {
     const int max_b = *std::max_element(batches.begin(), batches.end());
@@ -335,8 +396,10 @@ int RunBenchModel(int argc, char** argv) {
       const double gops = ops(b, b) / st->median / 1e9;
       j["gops"] = gops;
       j["kv_bytes_read"] = static_cast<double>(b) * ctx * c.n_layer * (k_bytes + v_bytes);
+      const double floor = floor_s(b, b);
+      put_floor(j, floor, st->median);
       curve.push_back(j);
-      row(StrFormat("decode B=%d", b), *st, b, 1, true, gops, st->median / step1);
+      row(StrFormat("decode B=%d", b), *st, b, 1, true, gops, floor, st->median / step1);
     }
     out["decode"] = curve;
   }
@@ -350,12 +413,29 @@ int RunBenchModel(int argc, char** argv) {
               row_major ? "row-major" : "x8 where Q4_0/Q5_0/Q8_0/Q4_K/Q6_K",
               model::KvTypeName(*kv_type),
               static_cast<long long>(threads), static_cast<long long>(reps));
-  std::printf("- read bandwidth (same run): %.1f GB/s\n\n", bandwidth);
+  std::printf("- read bandwidth (same run): %.1f GB/s\n", bandwidth);
+  if (peaks.measured()) {
+    std::printf(
+        "- compute ceilings (same run; the bare instruction sequences, %.0f%% / %.0f%% / %.0f%% of "
+        "this model's weight multiply-adds per token): int8 signed (Q8_0) %.0f GOP/s, int8 "
+        "unsigned codes (Q4_0/Q5_0/K-quants) %.0f GOP/s, f32 FMA (F32/F16/BF16) %.0f GOP/s; "
+        "floor = the weight products at those ceilings\n",
+        100.0 * static_cast<double>(wmacs.layers_by_kind[0] + wmacs.output_by_kind[0]) /
+            static_cast<double>(wmacs.layers + wmacs.output),
+        100.0 * static_cast<double>(wmacs.layers_by_kind[1] + wmacs.output_by_kind[1]) /
+            static_cast<double>(wmacs.layers + wmacs.output),
+        100.0 * static_cast<double>(wmacs.layers_by_kind[2] + wmacs.output_by_kind[2]) /
+            static_cast<double>(wmacs.layers + wmacs.output),
+        2 * peaks.gmacs[0], 2 * peaks.gmacs[1], 2 * peaks.gmacs[2]);
+  } else {
+    std::printf("- compute ceilings: not measured with the %s kernels\n",
+                std::string(kernels::IsaName(kernels::ActiveIsa())).c_str());
+  }
   std::printf(
-      "| test | ms/step | total ms (min-max) | tokens/s (min-max) | GOP/s | weights GB/s | "
-      "%% roofline | x step(B=%d) |\n",
+      "\n| test | ms/step | total ms (min-max) | tokens/s (min-max) | GOP/s | floor ms/step | "
+      "%% floor | weights GB/s | %% roofline | x step(B=%d) |\n",
       batches.empty() ? 1 : batches.front());
-  std::printf("|---|---|---|---|---|---|---|---|\n%s", table.c_str());
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n%s", table.c_str());
   if (!json_path.empty() && !WriteBenchJson(json_path, out, "model")) return 1;
   return 0;
 }

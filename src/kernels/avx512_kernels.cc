@@ -279,6 +279,8 @@ void Fill(KernelTable* t, bool bf16) {
     set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadBF16>::K>);
   }
   t->read_bytes = ReadBytes;
+  // vpdpbusd and zmm FMAs outrun the AVX2 sequences: no ceiling to report.
+  t->peak_loop = nullptr;
 }
 
 }  // namespace weft::kernels::avx512

@@ -41,6 +41,7 @@ const KernelTable* Avx2KernelTable() {
     avx2::FillX8(&t);  // reads the Q8_0 and Q4_K activation conversions
     avx2::FillOps(&t);
     avx2::FillAttention(&t);
+    avx2::FillPeak(&t);
     return t;
   }();
   return &table;

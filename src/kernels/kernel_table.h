@@ -17,6 +17,17 @@
 
 namespace weft::kernels {
 
+// The instruction sequences that bound the matmul kernels' arithmetic
+// (compute_peak.h), as KernelTable::peak_loop's `kind`.
+enum class PeakKind : int {
+  kInt8Signed = 0,    // Q8_0 weights: vpsignb, vpmaddubsw, vpmaddwd, vpaddd
+  kInt8Unsigned = 1,  // unsigned codes (Q4_0, Q5_0, K-quants): vpmaddubsw, vpaddw
+  kF32Fma = 2,        // float weights: one f32 FMA per 8 lanes
+};
+inline constexpr int kNumPeakKinds = 3;
+// Multiply-adds per iteration of a peak loop.
+inline constexpr int64_t kPeakMacsPerIter = 1024;
+
 // Weight formats MatMul accepts, in table order.
 enum class WeightFormat : int {
   kF32 = 0,
@@ -160,6 +171,13 @@ struct KernelTable {
   // Reads n bytes (n a multiple of 64, p 64-byte aligned) and returns a
   // value that depends on all of them (the bandwidth probe).
   uint64_t (*read_bytes)(const void* p, size_t n) = nullptr;
+  // Runs `iters` iterations of the PeakKind `kind`'s bare sequence
+  // (kPeakMacsPerIter multiply-adds each: weights in registers, activations
+  // broadcast from L1, 8 independent accumulators) and returns a value that
+  // depends on every one (the compute-ceiling probe). Null where the table
+  // has none: scalar, and AVX-512, whose VNNI kernels the AVX2 loops would
+  // not bound.
+  uint64_t (*peak_loop)(int kind, int64_t iters) = nullptr;
 };
 
 // The table of each ISA. The x86 ones exist only on x86-64 builds and may

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "kernels/bandwidth.h"
+#include "kernels/compute_peak.h"
+#include "kernels/isa.h"
 
 namespace weft::kernels {
 namespace {
@@ -104,6 +106,37 @@ TEST(BandwidthTest, ProbeReturnsAPositiveRate) {
   ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
   const double gbs = MeasureReadBandwidth(&pool, size_t{8} << 20, 2);
   EXPECT_GT(gbs, 0.1);
+}
+
+TEST(ComputePeakTest, MeasuredWithAvx2OnlyAndLoopsAreDeterministic) {
+  ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
+  SetIsa(Isa::kScalar);
+  EXPECT_FALSE(MeasureComputePeaks(&pool, 0.001, 1).measured());
+  if (IsaSupported(Isa::kAvx2)) {
+    SetIsa(Isa::kAvx2);
+    const ComputePeaks p = MeasureComputePeaks(&pool, 0.002, 1);
+    for (int k = 0; k < kNumPeakKinds; ++k) {
+      EXPECT_GT(p.gmacs[k], 0.01) << PeakKindName(static_cast<PeakKind>(k));
+      // The loop's value depends on its work: same for the same count,
+      // different for one more iteration.
+      const auto loop = Kernels().peak_loop;
+      EXPECT_EQ(loop(k, 5), loop(k, 5));
+      EXPECT_NE(loop(k, 5), loop(k, 6));
+    }
+  }
+  SetIsa(BestIsa());
+}
+
+TEST(ComputePeakTest, KindOfEachWeightType) {
+  EXPECT_EQ(PeakKindOf(GgmlType::kQ8_0), PeakKind::kInt8Signed);
+  for (GgmlType t : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ4_K, GgmlType::kQ5_K,
+                     GgmlType::kQ6_K}) {
+    EXPECT_EQ(PeakKindOf(t), PeakKind::kInt8Unsigned) << TypeName(t);
+  }
+  for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16}) {
+    EXPECT_EQ(PeakKindOf(t), PeakKind::kF32Fma) << TypeName(t);
+  }
+  EXPECT_STREQ(PeakKindName(PeakKind::kInt8Unsigned), "int8_unsigned");
 }
 
 }  // namespace

@@ -57,6 +57,45 @@ def test_json_and_table(tmp_path):
         assert d["kv_bytes_read"] == d["batch"] * 16 * 5 * 2 * (32 + 32)
     assert j["weights_x8"] is True
     assert j["kv_type"] == "f16" and "kv: f16" in r.stdout  # as weft serve
+    check_compute_floor(j, r.stdout)
+
+
+def check_compute_floor(j, stdout):
+    """The compute ceilings and floors: measured with the AVX2 table only;
+    each floor is the multiply-adds of each kind over that kind's ceiling."""
+    if j["isa"] != "avx2":
+        assert "compute_peak_gops" not in j and "compute_floor_s" not in j["tg"]
+        assert "compute ceilings: not measured" in stdout
+        return
+    peaks, kinds = j["compute_peak_gops"], j["macs_by_kind"]
+    assert set(peaks) == set(kinds) == {"int8_signed", "int8_unsigned", "f32_fma"}
+    assert all(v > 0 for v in peaks.values())
+    assert sum(k["weight_macs_per_token"] for k in kinds.values()) == j["weight_macs_per_token"]
+    assert (sum(k["output_macs_per_logit_row"] for k in kinds.values())
+            == j["output_macs_per_logit_row"])
+
+    def floor(tokens, logit_rows):
+        return sum((k["weight_macs_per_token"] * tokens + k["output_macs_per_logit_row"]
+                    * logit_rows) * 2 / (peaks[name] * 1e9) for name, k in kinds.items())
+
+    tests = [(j["pp"], floor(j["pp"]["tokens"], 1)),
+             (j["tg"], floor(1, 1) * j["tg"]["tokens"])]
+    tests += [(d, floor(d["batch"], d["batch"])) for d in j["decode"]]
+    for t, want in tests:
+        assert abs(t["compute_floor_s"] - want) <= 1e-9 * want
+        assert abs(t["compute_floor_pct"] - 100 * want / t["median_s"]) <= 1e-6
+    assert "compute ceilings (same run" in stdout and "| floor ms/step | % floor |" in stdout
+
+
+@pytest.mark.skipif(not os.path.exists(STORIES), reason="no stories260K")
+def test_scalar_has_no_compute_floor(tmp_path):
+    out = tmp_path / "r.json"
+    r = bench("-m", STORIES, "--isa", "scalar", "--reps", "1", "--pp", "4", "--tg", "2",
+              "--ctx", "4", "--batches", "1", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    j = json.loads(out.read_text())
+    assert j["isa"] == "scalar"
+    check_compute_floor(j, r.stdout)
 
 
 @pytest.mark.skipif(not os.path.exists(STORIES), reason="no stories260K")
