@@ -88,10 +88,11 @@ using QuantizeActFn = void (*)(const float* x, void* xq, int64_t k);
 using DotFn = void (*)(int64_t k, const void* w, const void* xq,
                        size_t xq_stride, int nc, float* out);
 
-// The largest register tile: weight rows x activation rows of one TileFn
-// call (each kernel's own shape is MatMulKernel::tile_rows x tile_cols).
+// The largest tile: weight rows x activation rows of one TileFn call (each
+// kernel's own shape is MatMulKernel::tile_rows x tile_cols; a tile wider
+// than its registers keeps some sums in L1).
 inline constexpr int kMaxTileRows = 8;
-inline constexpr int kMaxTileCols = 4;
+inline constexpr int kMaxTileCols = 16;
 
 // y[c * y_stride + r] = dot(weight row r, activation row c) for r < nr
 // (1..tile_rows) and c < nc (1..tile_cols); weight row r starts at
