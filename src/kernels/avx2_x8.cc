@@ -127,8 +127,6 @@ static inline void BlockDots(const uint8_t* gb, const int8_t* const* a,
                              __m256i* s32) {
   const __m256i ones = _mm256_set1_epi16(1);
   if constexpr (F == Fmt::kQ8_0) {
-#pragma GCC unroll 4
-    for (int c = 0; c < RC; ++c) s32[c] = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
       const __m256i v = _mm256_loadu_si256(
@@ -137,8 +135,9 @@ static inline void BlockDots(const uint8_t* gb, const int8_t* const* a,
 #pragma GCC unroll 4
       for (int c = 0; c < RC; ++c) {
         const __m256i av = _mm256_sign_epi8(Bcast4(a[c] + 4 * j), v);
-        s32[c] = _mm256_add_epi32(
-            s32[c], _mm256_madd_epi16(_mm256_maddubs_epi16(u, av), ones));
+        const __m256i d = _mm256_madd_epi16(_mm256_maddubs_epi16(u, av), ones);
+        // The first vector starts the sum (no add of zero).
+        s32[c] = j == 0 ? d : _mm256_add_epi32(s32[c], d);
         PinOrder(&s32[c]);
       }
     }
