@@ -67,7 +67,7 @@ test-ci-asan: model deps
 	@ctest --test-dir build/asan --output-on-failure -j $(JOBS) \
 	  -R '^($(subst $(space),|,$(strip $(ASAN_CI_TESTS))))$$' $(CTEST_ARGS)
 
-# Cross build for 64-bit Arm Linux (scalar kernels) in build/aarch64 and its
+# Cross build for 64-bit Arm Linux (scalar and NEON kernels) in build/aarch64 and its
 # C++ unit tests under qemu-user (scripts/cross-aarch64.sh installs the
 # cross toolchain, qemu and the arm64 libraries).
 test-aarch64: deps

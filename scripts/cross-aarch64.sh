@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds Weft for 64-bit Arm Linux (the scalar kernels: no x86 ISA file is
-# compiled there) with Debian's cross toolchain and runs C++ tests under
+# Builds Weft for 64-bit Arm Linux (the scalar and NEON kernels: no x86 ISA
+# file is compiled there) with Debian's cross toolchain and runs C++ tests under
 # qemu-user, so that "builds and runs on aarch64" stays checked on an x86
 # machine. Installs, idempotently, what that needs: the arm64 architecture
 # for dpkg, g++-aarch64-linux-gnu, qemu-user and the arm64 -dev packages

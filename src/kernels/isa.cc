@@ -3,9 +3,15 @@
 #include <atomic>
 
 #include "kernels/avx2_internal.h"
+#include "kernels/neon_internal.h"
 #include "kernels/x8_internal.h"
 #include "util/check.h"
 #include "util/cpu_features.h"
+
+#ifdef WEFT_KERNELS_NEON
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 namespace weft::kernels {
 namespace {
@@ -26,7 +32,32 @@ bool CpuHasAvx512() {
 }
 #endif
 
+#ifdef WEFT_KERNELS_NEON
+bool CpuHasDotprod() {
+  static const bool has = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return has;
+}
+#endif
+
 }  // namespace
+
+#ifdef WEFT_KERNELS_NEON
+const KernelTable* NeonKernelTable(bool dotprod) {
+  static const KernelTable with_sdot = [] {
+    KernelTable t = *ScalarKernelTable();
+    t.name = "neon";
+    neon::FillX8Dotprod(&t);
+    return t;
+  }();
+  static const KernelTable without_sdot = [] {
+    KernelTable t = *ScalarKernelTable();
+    t.name = "neon";
+    neon::FillX8(&t);
+    return t;
+  }();
+  return dotprod ? &with_sdot : &without_sdot;
+}
+#endif
 
 #ifdef WEFT_KERNELS_X86
 // Built here, in a file compiled without ISA flags: the x86 files only
@@ -69,12 +100,13 @@ std::string_view IsaName(Isa isa) {
     case Isa::kScalar: return "scalar";
     case Isa::kAvx2: return "avx2";
     case Isa::kAvx512: return "avx512";
+    case Isa::kNeon: return "neon";
   }
   return "unknown";
 }
 
 bool ParseIsa(std::string_view name, Isa* isa) {
-  for (Isa i : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa i : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon}) {
     if (name == IsaName(i)) {
       *isa = i;
       return true;
@@ -93,13 +125,18 @@ bool IsaSupported(Isa isa) {
     case Isa::kAvx2:
     case Isa::kAvx512: return false;
 #endif
+#ifdef WEFT_KERNELS_NEON
+    case Isa::kNeon: return true;  // Advanced SIMD is part of AArch64
+#else
+    case Isa::kNeon: return false;
+#endif
   }
   return false;
 }
 
 std::vector<Isa> SupportedIsas() {
   std::vector<Isa> out;
-  for (Isa i : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa i : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon}) {
     if (IsaSupported(i)) out.push_back(i);
   }
   return out;
@@ -117,9 +154,11 @@ const KernelTable& GetKernels(Isa isa) {
 #ifdef WEFT_KERNELS_X86
     case Isa::kAvx2: return *Avx2KernelTable();
     case Isa::kAvx512: return *Avx512KernelTable(GetCpuFeatures().avx512_bf16);
-#else
-    default: break;
 #endif
+#ifdef WEFT_KERNELS_NEON
+    case Isa::kNeon: return *NeonKernelTable(CpuHasDotprod());
+#endif
+    default: break;
   }
   return *ScalarKernelTable();
 }

@@ -1,5 +1,6 @@
 // Runtime choice of the instruction set the kernels use. The best ISA the
-// CPU supports is picked once on first use (CPUID, util/cpu_features.h);
+// CPU supports is picked once on first use (CPUID, util/cpu_features.h;
+// on AArch64 the auxiliary vector's HWCAP bits);
 // tests and benchmarks may force another with SetIsa or ask for a given
 // ISA's table with GetKernels.
 //
@@ -18,10 +19,11 @@ enum class Isa : int {
   kScalar = 0,  // portable C++ (every CPU; the reference twins)
   kAvx2 = 1,    // AVX2 + FMA + F16C
   kAvx512 = 2,  // AVX-512 F/BW/VL/DQ + VNNI (BF16 used when present)
+  kNeon = 3,    // AArch64 Advanced SIMD (SDOT used when present)
 };
 
-std::string_view IsaName(Isa isa);  // "scalar", "avx2", "avx512"
-// Parses "scalar", "avx2", "avx512"; false when unknown.
+std::string_view IsaName(Isa isa);  // "scalar", "avx2", "avx512", "neon"
+// Parses "scalar", "avx2", "avx512", "neon"; false when unknown.
 bool ParseIsa(std::string_view name, Isa* isa);
 
 // Whether this build has the ISA and this CPU (and OS) can run it.

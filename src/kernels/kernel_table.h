@@ -117,7 +117,7 @@ struct MatMulKernel {
 };
 
 struct KernelTable {
-  const char* name = "scalar";  // "scalar", "avx2", "avx512"
+  const char* name = "scalar";  // "scalar", "avx2", "avx512", "neon"
   MatMulKernel matmul[kNumWeightFormats];
   // Kernels for weights in the x8 layout (packed_x8.h): Q4_0, Q5_0, Q8_0,
   // Q4_K and Q6_K only (tile kernels with tile_rows = 8; nr < 8 on the last
@@ -181,10 +181,14 @@ struct KernelTable {
   uint64_t (*peak_loop)(int kind, int64_t iters) = nullptr;
 };
 
-// The table of each ISA. The x86 ones exist only on x86-64 builds and may
-// only be called when the CPU supports them (isa.h checks).
+// The table of each ISA. The x86 ones exist only on x86-64 builds, the NEON
+// ones only on AArch64 builds, and may only be called when the CPU
+// supports them (isa.h checks).
 const KernelTable* ScalarKernelTable();
 const KernelTable* Avx2KernelTable();
 const KernelTable* Avx512KernelTable(bool has_bf16);
+// AArch64 builds only; `dotprod`: the x8 tiles use SDOT (the CPU must have
+// it). Both are exposed so that tests can compare them.
+const KernelTable* NeonKernelTable(bool dotprod);
 
 }  // namespace weft::kernels

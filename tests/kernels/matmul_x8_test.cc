@@ -15,6 +15,11 @@
 #include "matmul_testing.h"
 #include "util/strings.h"
 
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 namespace weft::kernels {
 namespace {
 
@@ -116,6 +121,38 @@ TEST(MatMulX8Test, MatchesRowMajorScalar) {
     }
   }
 }
+
+#if defined(__aarch64__)
+// The NEON table exists in two forms, SMULL + SADALP tiles (any AArch64)
+// and SDOT tiles; the CPU picks one and the tests above check that one.
+// Here the SMULL form against the scalar reference on every CPU, and both
+// forms giving the same bits where the CPU has SDOT (the integer dots are
+// exact, the float operations the same).
+TEST(MatMulX8Test, NeonSmullAndSdotTiles) {
+  const KernelTable& scalar = GetKernels(Isa::kScalar);
+  const KernelTable& smull = *NeonKernelTable(false);
+  const bool has_sdot = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
+  uint32_t seed = 5000;
+  for (GgmlType type : kTypes) {
+    for (int64_t k : Ks(type)) {
+      for (int64_t m : {1, 3, 17}) {
+        const int64_t n = 67;
+        Problem p = MakeProblem(type, m, n, k, seed++);
+        const std::vector<float> want_f = RunMatMul(scalar, p, nullptr);
+        const std::vector<float> got = RunMatMul(smull, p, &pool, /*x8=*/true);
+        const std::vector<double> want(want_f.begin(), want_f.end());
+        ExpectClose(got, want, Tolerance(p), n, Name(type, m, n, k));
+        if (has_sdot) {
+          EXPECT_EQ(RunMatMul(*NeonKernelTable(true), p, nullptr, /*x8=*/true), got)
+              << "SDOT vs SMULL, " << Name(type, m, n, k);
+        }
+      }
+    }
+  }
+  if (!has_sdot) GTEST_LOG_(INFO) << "no SDOT on this CPU: only the SMULL tiles checked";
+}
+#endif
 
 // A row's output does not depend on the other activation rows (M, the tile
 // columns) nor on N (the rows sharing its group): bit for bit.
