@@ -6,6 +6,8 @@
 // The "gemma_out" shape (Q8_0 only, M = 1, 8, 16) is Gemma 3's tied output
 // matrix: GFLOP/s / 2 is the GMAC/s issue #5's B=8 target depends on.
 // The last argument is 1 for the weights in the x8 layout (packed_x8.h).
+// BM_TileX8InL1: one x8 tile kernel with everything in L1, as GMAC/s and %
+// of its compute ceiling (one thread).
 //
 //   kernels_bench [--isa=scalar|avx2|avx512] [--threads=N] [benchmark flags]
 //
@@ -13,6 +15,7 @@
 // reads the next copy, so M=1 measures DRAM, not the last-level cache.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "kernels/bandwidth.h"
+#include "kernels/compute_peak.h"
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/packed_x8.h"
@@ -143,6 +147,60 @@ void MatMulBenchArgs(benchmark::internal::Benchmark* b) {
   }
 }
 BENCHMARK(BM_MatMul)->Apply(MatMulBenchArgs)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// One x8 tile kernel on one thread with its 8 weight rows and the
+// activations in L1 (one group, K = 640, or 768 for the K-quants; the
+// tile called over nc activation rows in its own column steps): the
+// kernel's instruction throughput without memory, and its share of the
+// matching compute ceiling (compute_peak.h, one thread, measured once).
+// Args: index into kX8Types, nc.
+constexpr GgmlType kX8Types[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
+                                 GgmlType::kQ4_K, GgmlType::kQ6_K};
+
+void BM_TileX8InL1(benchmark::State& state) {
+  const GgmlType type = kX8Types[state.range(0)];
+  const int nc = static_cast<int>(state.range(1));
+  const int64_t k = TypeTraits(type).block_size == 256 ? 768 : 640, n = kX8Rows;
+  const MatMulKernel& kern = Kernels().matmul_x8[static_cast<int>(ToWeightFormat(type))];
+  if (kern.tile == nullptr || kern.quantize == nullptr) {
+    state.SkipWithError("no x8 tile on this table");
+    return;
+  }
+  static const ComputePeaks peaks = MeasureComputePeaks(nullptr);
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  std::vector<float> wf(n * k), x(nc * k);
+  for (float& v : wf) v = normal(rng);
+  for (float& v : x) v = normal(rng);
+  const size_t row_bytes = RowBytes(type, k).value();
+  std::vector<uint8_t> rows(row_bytes * n), w(PackedX8Bytes(type, n, k));
+  if (!QuantizeRows(type, wf.data(), rows.data(), n, k, 0).ok()) std::abort();
+  PackX8(type, rows.data(), 0, n, k, w.data());
+  const size_t xs = ActRowBytes(kern.act, k);
+  std::vector<uint8_t> xq(xs * nc);
+  for (int c = 0; c < nc; ++c) kern.quantize(&x[c * k], &xq[c * xs], k);
+  std::vector<float> y(nc * n);
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    for (int c0 = 0; c0 < nc; c0 += kern.tile_cols) {
+      kern.tile(k, w.data(), 0, kX8Rows, &xq[c0 * xs], xs, std::min(kern.tile_cols, nc - c0),
+                &y[c0 * n], n);
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double gmacs =
+      static_cast<double>(n * k * nc) * static_cast<double>(state.iterations()) / seconds / 1e9;
+  state.counters["GMAC/s"] = gmacs;
+  const double peak = peaks.gmacs[static_cast<int>(PeakKindOf(type))];
+  if (peak > 0) state.counters["pct_of_ceiling"] = 100 * gmacs / peak;
+  state.SetLabel(std::string(TypeName(type)) + " nc=" + std::to_string(nc) + " " + Kernels().name);
+}
+BENCHMARK(BM_TileX8InL1)
+    ->ArgsProduct({{0, 1, 2, 3, 4}, {1, 4, 16}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_ReadBandwidth(benchmark::State& state) {
   double gbs = 0;
