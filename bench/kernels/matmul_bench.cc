@@ -9,7 +9,7 @@
 // BM_TileX8InL1: one x8 tile kernel with everything in L1, as GMAC/s and %
 // of its compute ceiling (one thread).
 //
-//   kernels_bench [--isa=scalar|avx2|avx512] [--threads=N] [benchmark flags]
+//   kernels_bench [--isa=scalar|avx2|avx512|neon] [--threads=N] [benchmark flags]
 //
 // The weights are replicated until they span >= 256 MiB and each iteration
 // reads the next copy, so M=1 measures DRAM, not the last-level cache.
