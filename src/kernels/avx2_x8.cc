@@ -421,35 +421,41 @@ void TileX8Q6K(int64_t k, const void* w, int nr, const void* xq,
 #pragma GCC unroll 4
     for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
 #pragma GCC unroll 1
-    for (int s = 0; s < 16; ++s) {
-      // Lane i: (sc_2p, sc_2p+1) of row i; this sub-block's in both halves.
+    for (int p = 0; p < 8; ++p) {
+      // Lane i: (sc_2p, sc_2p+1) of row i; sub-block 2p's scale in both
+      // halves of the lane, then 2p+1's.
       const __m256i pair = _mm256_cvtepi8_epi16(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * (s / 2))));
-      const __m256i sc = s % 2 == 0
-                             ? _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(pair, 0xa0), 0xa0)
-                             : _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(pair, 0xf5), 0xf5);
-      const uint8_t* sub = gb + kX8Q6KCodes + 96 * s;
-      const __m256i la = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub));
-      const __m256i lb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub + 32));
-      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub + 64));
-      const __m256i c0 = _mm256_or_si256(_mm256_and_si256(la, m4),
-                                         _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
-      const __m256i c1 = _mm256_or_si256(_mm256_and_si256(lb, m4),
-                                         _mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
-      const __m256i c2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(la, 4), m4),
-                                         _mm256_and_si256(h, m30));
-      const __m256i c3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lb, 4), m4),
-                                         _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * p)));
+      const __m256i sc_pair[2] = {
+          _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(pair, 0xa0), 0xa0),
+          _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(pair, 0xf5), 0xf5)};
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const int s = 2 * p + h;
+        const __m256i sc = sc_pair[h];
+        const uint8_t* sub = gb + kX8Q6KCodes + 96 * s;
+        const __m256i la = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub));
+        const __m256i lb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub + 32));
+        const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub + 64));
+        const __m256i c0 = _mm256_or_si256(_mm256_and_si256(la, m4),
+                                           _mm256_and_si256(_mm256_slli_epi16(hb, 4), m30));
+        const __m256i c1 = _mm256_or_si256(_mm256_and_si256(lb, m4),
+                                           _mm256_and_si256(_mm256_slli_epi16(hb, 2), m30));
+        const __m256i c2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(la, 4), m4),
+                                           _mm256_and_si256(hb, m30));
+        const __m256i c3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lb, 4), m4),
+                                           _mm256_and_si256(_mm256_srli_epi16(hb, 2), m30));
 #pragma GCC unroll 4
-      for (int c = 0; c < RC; ++c) {
-        const int8_t* a = xb[c][b].qs + 16 * s;
-        const __m256i t0 = _mm256_add_epi16(_mm256_maddubs_epi16(c0, Bcast4(a)),
-                                            _mm256_maddubs_epi16(c1, Bcast4(a + 4)));
-        const __m256i t1 = _mm256_add_epi16(_mm256_maddubs_epi16(c2, Bcast4(a + 8)),
-                                            _mm256_maddubs_epi16(c3, Bcast4(a + 12)));
-        isum[c] = _mm256_add_epi32(isum[c], _mm256_add_epi32(_mm256_madd_epi16(t0, sc),
-                                                             _mm256_madd_epi16(t1, sc)));
-        PinOrder(&isum[c]);
+        for (int c = 0; c < RC; ++c) {
+          const int8_t* a = xb[c][b].qs + 16 * s;
+          const __m256i t0 = _mm256_add_epi16(_mm256_maddubs_epi16(c0, Bcast4(a)),
+                                              _mm256_maddubs_epi16(c1, Bcast4(a + 4)));
+          const __m256i t1 = _mm256_add_epi16(_mm256_maddubs_epi16(c2, Bcast4(a + 8)),
+                                              _mm256_maddubs_epi16(c3, Bcast4(a + 12)));
+          isum[c] = _mm256_add_epi32(isum[c], _mm256_add_epi32(_mm256_madd_epi16(t0, sc),
+                                                               _mm256_madd_epi16(t1, sc)));
+          PinOrder(&isum[c]);
+        }
       }
     }
     const __m256 dw =
@@ -473,6 +479,89 @@ void TileX8Q6K(int64_t k, const void* w, int nr, const void* xq,
   }
 #pragma GCC unroll 4
   for (int c = 0; c < RC; ++c) StoreRows(acc[c], nr, y + c * y_stride);
+}
+
+// Q6_K against nc (up to kX8WideCols) activation rows: each sub-block's
+// codes are decoded once for every column (TileX8Q6K decodes them once per
+// 3), whose integer and float sums live in L1. The same integer sums and
+// float operations per (row, column) as TileX8Q6K: the same bits.
+void TileX8Q6KWide(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride, int nc,
+                   float* y, size_t y_stride) {
+  constexpr int kGB = kX8Rows * static_cast<int>(sizeof(BlockQ6_K));
+  const int64_t nb = k / kQK_K;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  const char* x0 = static_cast<const char*>(xq);
+  auto column = [&](int c) { return reinterpret_cast<const BlockQ8_K*>(x0 + c * xq_stride); };
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i m30 = _mm256_set1_epi8(0x30);
+  alignas(32) float acc[kX8WideCols][kX8Rows];
+  alignas(32) int32_t isum[kX8WideCols][kX8Rows];
+  for (int c = 0; c < nc; ++c) _mm256_store_ps(acc[c], _mm256_setzero_ps());
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* gb = g + b * kGB;
+    PrefetchAhead<kGB>(gb);
+    for (int c = 0; c < nc; ++c) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(isum[c]), _mm256_setzero_si256());
+    }
+#pragma GCC unroll 1
+    for (int p = 0; p < 8; ++p) {
+      const __m256i pair = _mm256_cvtepi8_epi16(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * p)));
+      const __m256i sc_pair[2] = {
+          _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(pair, 0xa0), 0xa0),
+          _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(pair, 0xf5), 0xf5)};
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const int s = 2 * p + h;
+        const __m256i sc = sc_pair[h];
+        const uint8_t* sub = gb + kX8Q6KCodes + 96 * s;
+        const __m256i la = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub));
+        const __m256i lb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub + 32));
+        const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub + 64));
+        const __m256i c0 = _mm256_or_si256(_mm256_and_si256(la, m4),
+                                           _mm256_and_si256(_mm256_slli_epi16(hb, 4), m30));
+        const __m256i c1 = _mm256_or_si256(_mm256_and_si256(lb, m4),
+                                           _mm256_and_si256(_mm256_slli_epi16(hb, 2), m30));
+        const __m256i c2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(la, 4), m4),
+                                           _mm256_and_si256(hb, m30));
+        const __m256i c3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lb, 4), m4),
+                                           _mm256_and_si256(_mm256_srli_epi16(hb, 2), m30));
+        for (int c = 0; c < nc; ++c) {
+          const int8_t* a = column(c)[b].qs + 16 * s;
+          const __m256i t0 = _mm256_add_epi16(_mm256_maddubs_epi16(c0, Bcast4(a)),
+                                              _mm256_maddubs_epi16(c1, Bcast4(a + 4)));
+          const __m256i t1 = _mm256_add_epi16(_mm256_maddubs_epi16(c2, Bcast4(a + 8)),
+                                              _mm256_maddubs_epi16(c3, Bcast4(a + 12)));
+          __m256i* is = reinterpret_cast<__m256i*>(isum[c]);
+          _mm256_store_si256(
+              is, _mm256_add_epi32(_mm256_load_si256(is),
+                                   _mm256_add_epi32(_mm256_madd_epi16(t0, sc),
+                                                    _mm256_madd_epi16(t1, sc))));
+        }
+      }
+    }
+    const __m256 dw =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+    for (int c = 0; c < nc; ++c) {
+      const BlockQ8_K& xb = column(c)[b];
+      __m256i msum = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int p = 0; p < 8; ++p) {
+        const __m256i pair = _mm256_cvtepi8_epi16(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * p)));
+        int32_t bpair;  // (asum of sub-block 2p, of 2p+1) as one int16 pair
+        std::memcpy(&bpair, xb.bsums + 2 * p, 4);
+        msum = _mm256_add_epi32(msum, _mm256_madd_epi16(pair, _mm256_set1_epi32(bpair)));
+      }
+      const __m256i total =
+          _mm256_sub_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(isum[c])),
+                           _mm256_slli_epi32(msum, 5));
+      _mm256_store_ps(acc[c], _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),
+                                              _mm256_mul_ps(dw, _mm256_set1_ps(xb.d)),
+                                              _mm256_load_ps(acc[c])));
+    }
+  }
+  for (int c = 0; c < nc; ++c) StoreRows(_mm256_load_ps(acc[c]), nr, y + c * y_stride);
 }
 
 // Calls tile(std::integral_constant<int, RC>{}) with RC = min(nc, kMax):
@@ -513,6 +602,7 @@ void TileNX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const voi
 
 void TileNX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
                 size_t xq_stride, int nc, float* y, size_t y_stride) {
+  if (nc > kX8ColsQ4K) return TileX8Q6KWide(k, w, nr, xq, xq_stride, nc, y, y_stride);
   WithCols<kX8ColsQ4K>(nc, [&](auto rc) {
     TileX8Q6K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
   });
@@ -537,7 +627,7 @@ void FillX8(KernelTable* t) {
   t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] =
       MatMulKernel{ActFormat::kQ8K, q8k, nullptr, TileNX8Q4K, kX8Rows, kX8ColsQ4K};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ6_K)] =
-      MatMulKernel{ActFormat::kQ8K, q8k, nullptr, TileNX8Q6K, kX8Rows, kX8ColsQ4K};
+      MatMulKernel{ActFormat::kQ8K, q8k, nullptr, TileNX8Q6K, kX8Rows, kX8WideCols};
 }
 
 }  // namespace weft::kernels::avx2
