@@ -153,7 +153,7 @@ int RunBenchModel(int argc, char** argv) {
   flags.Int("threads", &threads, "compute threads (caller included)", 't');
   flags.Int("reps", &reps, "timed repetitions after one warm-up");
   flags.String("json", &json_path, "also write every figure to this JSON file");
-  flags.String("isa", &isa_name, "force a kernel ISA: scalar, avx2, avx512 (default: best)");
+  flags.String("isa", &isa_name, "force a kernel ISA: scalar, avx2, avx512, neon (default: best)");
   flags.Int("pp", &pp, "prompt tokens of the prefill test (0 = skip)");
   flags.Int("tg", &tg, "tokens of the generation test (0 = skip)");
   flags.Int("ctx", &ctx, "context tokens of each sequence in the batched decode test");
