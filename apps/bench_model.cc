@@ -415,18 +415,18 @@ int RunBenchModel(int argc, char** argv) {
               static_cast<long long>(threads), static_cast<long long>(reps));
   std::printf("- read bandwidth (same run): %.1f GB/s\n", bandwidth);
   if (peaks.measured()) {
+    // % of a token's (and its logit row's) weight multiply-adds of one kind.
+    auto share = [&](int k) {
+      return 100.0 * static_cast<double>(wmacs.layers_by_kind[k] + wmacs.output_by_kind[k]) /
+             static_cast<double>(wmacs.layers + wmacs.output);
+    };
     std::printf(
         "- compute ceilings (same run; the bare instruction sequences, %.0f%% / %.0f%% / %.0f%% of "
         "this model's weight multiply-adds per token): int8 signed (Q8_0) %.0f GOP/s, int8 "
         "unsigned codes (Q4_0/Q5_0/K-quants) %.0f GOP/s, f32 FMA (F32/F16/BF16) %.0f GOP/s; "
         "floor = the weight products at those ceilings\n",
-        100.0 * static_cast<double>(wmacs.layers_by_kind[0] + wmacs.output_by_kind[0]) /
-            static_cast<double>(wmacs.layers + wmacs.output),
-        100.0 * static_cast<double>(wmacs.layers_by_kind[1] + wmacs.output_by_kind[1]) /
-            static_cast<double>(wmacs.layers + wmacs.output),
-        100.0 * static_cast<double>(wmacs.layers_by_kind[2] + wmacs.output_by_kind[2]) /
-            static_cast<double>(wmacs.layers + wmacs.output),
-        2 * peaks.gmacs[0], 2 * peaks.gmacs[1], 2 * peaks.gmacs[2]);
+        share(0), share(1), share(2), 2 * peaks.gmacs[0], 2 * peaks.gmacs[1],
+        2 * peaks.gmacs[2]);
   } else {
     std::printf("- compute ceilings: not measured with the %s kernels\n",
                 std::string(kernels::IsaName(kernels::ActiveIsa())).c_str());

@@ -13,9 +13,13 @@
 
 #include "kernels/avx2_internal.h"
 #include "kernels/kernel_table.h"
+#include "kernels/simd_x86.h"
 
 namespace weft::kernels::avx2 {
 namespace {
+
+using x86::Bcast4;
+using x86::PinOrder;
 
 constexpr int kAcc = 8;  // independent accumulators
 // Steps per iteration: kPeakMacsPerIter / (32 int8 or 8 f32 MACs per step).
@@ -25,16 +29,6 @@ constexpr int kF32Steps = static_cast<int>(kPeakMacsPerIter / 8);
 // 512 of floats), cycled.
 constexpr int kWindows = 8;
 constexpr int kWindowBytes = kF32Steps * 4;
-
-// Keeps each accumulation in program order (no tree, no merging).
-static inline void Pin(__m256i* v) { __asm__("" : "+x"(*v)); }
-static inline void Pin(__m256* v) { __asm__("" : "+x"(*v)); }
-
-static inline __m256i Bcast4(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
 
 // Mixes the accumulators into one value (by value: an address-taken array
 // would keep them in memory inside the loops).
@@ -84,7 +78,7 @@ uint64_t Int8Signed(const uint8_t* a, int64_t iters) {
         const __m256i x = _mm256_sign_epi8(Bcast4(p + 4 * (kAcc * r + i)), w);
         acc[i] = _mm256_add_epi32(
             acc[i], _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), ones));
-        Pin(&acc[i]);
+        PinOrder(&acc[i]);
       }
     }
   }
@@ -107,7 +101,7 @@ uint64_t Int8Unsigned(const uint8_t* a, int64_t iters) {
         acc[i] = _mm256_add_epi16(
             acc[i], _mm256_maddubs_epi16(i % 2 ? c1 : c0,
                                          Bcast4(p + 4 * (kAcc * r + i))));
-        Pin(&acc[i]);
+        PinOrder(&acc[i]);
       }
     }
   }
@@ -128,7 +122,7 @@ uint64_t F32Fma(const uint8_t* a, int64_t iters) {
       for (int i = 0; i < kAcc; ++i) {
         acc[i] = _mm256_fmadd_ps(i % 2 ? w1 : w0,
                                  _mm256_broadcast_ss(p + kAcc * r + i), acc[i]);
-        Pin(&acc[i]);
+        PinOrder(&acc[i]);
       }
     }
   }

@@ -24,21 +24,13 @@
 
 #include "kernels/kernel_table.h"
 #include "kernels/packed_x8.h"
+#include "kernels/x8_internal.h"
 #include "tensor/blocks.h"
 
 namespace weft::kernels::neon {
 
-enum class Fmt { kQ4_0, kQ5_0, kQ8_0 };
+using Fmt = X8Fmt;
 
-template <Fmt F>
-constexpr int kGroupBlockBytes =
-    kX8Rows* static_cast<int>(F == Fmt::kQ4_0   ? sizeof(BlockQ4_0)
-                              : F == Fmt::kQ5_0 ? sizeof(BlockQ5_0)
-                                                : sizeof(BlockQ8_0));
-template <Fmt F>
-constexpr int kOffset = F == Fmt::kQ4_0   ? 8
-                        : F == Fmt::kQ5_0 ? 16
-                                          : 0;
 // Activation rows per tile call.
 constexpr int kCols = 4;
 
@@ -120,7 +112,7 @@ static inline void BlockDots(const uint8_t* gb, const int8_t* const* a,
 template <class D, Fmt F, int RC>
 static void TileX8(int64_t k, const void* w, int nr, const void* xq,
                    size_t xq_stride, float* y, size_t y_stride) {
-  constexpr int kGB = kGroupBlockBytes<F>;
+  constexpr int kGB = kX8GroupBlockBytes<F>;
   const int64_t nb = k / 32;
   const uint8_t* g = static_cast<const uint8_t*>(w);
   const int8_t* aq[RC];
@@ -147,7 +139,7 @@ static void TileX8(int64_t k, const void* w, int nr, const void* xq,
       for (int half = 0; half < 2; ++half) {
         const float32x4_t s = vmulq_n_f32(dw[half], ad[c][b]);
         acc[c][half] = vfmaq_f32(acc[c][half], vcvtq_f32_s32(isum[c][half]), s);
-        if constexpr (kOffset<F> != 0) {
+        if constexpr (kX8Offset<F> != 0) {
           corr[c][half] = vfmaq_n_f32(corr[c][half], dw[half], ad[c][nb + b]);
         }
       }
@@ -157,8 +149,8 @@ static void TileX8(int64_t k, const void* w, int nr, const void* xq,
     alignas(16) float out[kX8Rows];
     for (int half = 0; half < 2; ++half) {
       float32x4_t v = acc[c][half];
-      if constexpr (kOffset<F> != 0) {
-        v = vfmsq_n_f32(v, corr[c][half], static_cast<float>(kOffset<F>));
+      if constexpr (kX8Offset<F> != 0) {
+        v = vfmsq_n_f32(v, corr[c][half], static_cast<float>(kX8Offset<F>));
       }
       vst1q_f32(out + 4 * half, v);
     }
@@ -168,19 +160,11 @@ static void TileX8(int64_t k, const void* w, int nr, const void* xq,
 
 // TileFn: the tile above for nc (1..kCols) activation rows.
 template <class D, Fmt F>
-static void TileN(int64_t k, const void* w, size_t /*w_stride*/, int nr,
-                  const void* xq, size_t xq_stride, int nc, float* y,
-                  size_t y_stride) {
-  switch (nc) {
-    case 1:
-      return TileX8<D, F, 1>(k, w, nr, xq, xq_stride, y, y_stride);
-    case 2:
-      return TileX8<D, F, 2>(k, w, nr, xq, xq_stride, y, y_stride);
-    case 3:
-      return TileX8<D, F, 3>(k, w, nr, xq, xq_stride, y, y_stride);
-    default:
-      return TileX8<D, F, 4>(k, w, nr, xq, xq_stride, y, y_stride);
-  }
+static void TileN(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
+                  size_t xq_stride, int nc, float* y, size_t y_stride) {
+  WithCols<kCols>(nc, [&](auto rc) {
+    TileX8<D, F, decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
 }
 
 // ---- K-quants against Q8_K activations ----
@@ -332,21 +316,17 @@ static void TileX8Q6K(int64_t k, const void* w, int nr, const void* xq, size_t x
 template <class D>
 static void TileNQ4K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
                      size_t xq_stride, int nc, float* y, size_t y_stride) {
-  switch (nc) {
-    case 1: return TileX8Q4K<D, 1>(k, w, nr, xq, xq_stride, y, y_stride);
-    case 2: return TileX8Q4K<D, 2>(k, w, nr, xq, xq_stride, y, y_stride);
-    default: return TileX8Q4K<D, 3>(k, w, nr, xq, xq_stride, y, y_stride);
-  }
+  WithCols<kColsK>(nc, [&](auto rc) {
+    TileX8Q4K<D, decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
 }
 
 template <class D>
 static void TileNQ6K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
                      size_t xq_stride, int nc, float* y, size_t y_stride) {
-  switch (nc) {
-    case 1: return TileX8Q6K<D, 1>(k, w, nr, xq, xq_stride, y, y_stride);
-    case 2: return TileX8Q6K<D, 2>(k, w, nr, xq, xq_stride, y, y_stride);
-    default: return TileX8Q6K<D, 3>(k, w, nr, xq, xq_stride, y, y_stride);
-  }
+  WithCols<kColsK>(nc, [&](auto rc) {
+    TileX8Q6K<D, decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
 }
 
 // Sets t's x8 tiles: Q4_0, Q5_0 and Q8_0 against Q8x32 activations, Q4_K

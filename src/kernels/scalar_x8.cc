@@ -16,15 +16,10 @@
 namespace weft::kernels {
 namespace {
 
-enum class Fmt { kQ4_0, kQ5_0, kQ8_0 };
+using Fmt = X8Fmt;
 
 template <Fmt F>
 struct X8Traits {
-  static constexpr int kBlockBytes =
-      static_cast<int>(F == Fmt::kQ4_0   ? sizeof(BlockQ4_0)
-                       : F == Fmt::kQ5_0 ? sizeof(BlockQ5_0)
-                                         : sizeof(BlockQ8_0));
-  static constexpr int kOffset = F == Fmt::kQ4_0 ? 8 : F == Fmt::kQ5_0 ? 16 : 0;
   // isum[i] += the integer dot of row i's block with a (32 int8), for the
   // 8 rows of a group block.
   static void Dots(const uint8_t* gb, const int8_t* a, int32_t* isum) {
@@ -69,7 +64,7 @@ void TileX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
     const float* ads = ad + nb;
     float acc[kX8Rows] = {}, corr[kX8Rows] = {};
     for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* gb = g + b * kX8Rows * T::kBlockBytes;
+      const uint8_t* gb = g + b * kX8GroupBlockBytes<F>;
       int32_t isum[kX8Rows] = {};
       T::Dots(gb, aq + 32 * b, isum);
       for (int i = 0; i < kX8Rows; ++i) {
@@ -81,7 +76,7 @@ void TileX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
       }
     }
     for (int i = 0; i < nr; ++i) {
-      y[c * y_stride + i] = acc[i] - static_cast<float>(T::kOffset) * corr[i];
+      y[c * y_stride + i] = acc[i] - static_cast<float>(kX8Offset<F>) * corr[i];
     }
   }
 }

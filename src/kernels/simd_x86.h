@@ -13,6 +13,19 @@ namespace weft::kernels::x86 {
 
 static inline float Fp16(uint16_t h) { return _cvtsh_ss(h); }
 
+// Keeps an accumulation in program order: without it GCC reassociates,
+// e.g., the x8 tiles' int16 sums into a tree over all of a block's maddubs
+// results and spills them (64 stack accesses per Q4_0 block at 3 columns).
+static inline void PinOrder(__m256i* v) { __asm__("" : "+x"(*v)); }
+static inline void PinOrder(__m256* v) { __asm__("" : "+x"(*v)); }
+
+// The 4 bytes at p in every 32-bit lane.
+static inline __m256i Bcast4(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
 static inline float HsumPs(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));

@@ -1,10 +1,41 @@
-// Fill functions of the x8-layout kernels (packed_x8.h). Plain declarations
-// only; the AVX2 one may only be called on CPUs with AVX2 (isa.cc).
+// Fill functions of the x8-layout kernels (packed_x8.h), and the facts about
+// the layout every ISA's tiles share. Plain declarations, constants and
+// `static` helpers only (kernel_table.h's rule for headers that ISA files
+// include); the AVX2 Fill may only be called on CPUs with AVX2 (isa.cc).
 #pragma once
 
+#include <type_traits>
+
 #include "kernels/kernel_table.h"
+#include "kernels/packed_x8.h"
+#include "tensor/blocks.h"
 
 namespace weft::kernels {
+
+// The 32-element formats of the x8 layout, as the tiles' template argument.
+enum class X8Fmt { kQ4_0, kQ5_0, kQ8_0 };
+
+// Bytes of one block of a group (8 rows): 8 of the format's blocks.
+template <X8Fmt F>
+inline constexpr int kX8GroupBlockBytes =
+    kX8Rows * static_cast<int>(F == X8Fmt::kQ4_0   ? sizeof(BlockQ4_0)
+                               : F == X8Fmt::kQ5_0 ? sizeof(BlockQ5_0)
+                                                   : sizeof(BlockQ8_0));
+
+// The codes' offset, w = d * (code - offset); Q8_0's codes are the signed
+// values (offset 0).
+template <X8Fmt F>
+inline constexpr int kX8Offset = F == X8Fmt::kQ4_0 ? 8 : F == X8Fmt::kQ5_0 ? 16 : 0;
+
+// Calls tile(std::integral_constant<int, RC>{}) with RC = min(nc, kMax):
+// the tile instance for nc activation rows.
+template <int kMax, int RC = 1, typename Tile>
+static inline void WithCols(int nc, Tile&& tile) {
+  if constexpr (RC < kMax) {
+    if (nc > RC) return WithCols<kMax, RC + 1>(nc, tile);
+  }
+  tile(std::integral_constant<int, RC>{});
+}
 
 // scalar_x8.cc: the reference x8 tiles, reading activations made by
 // `quantize_q8x32` (the table's Q8x32 conversion).
@@ -12,8 +43,10 @@ void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32);
 
 namespace avx2 {
 // avx2_x8.cc: overwrites the x8 tiles (after FillFloatAndLegacy and
-// FillKQuants, whose activation conversions they reuse).
+// FillKQuants, whose activation conversions they reuse); calls
+// FillX8KQuants (avx2_x8_kquants.cc) for Q4_K and Q6_K.
 void FillX8(KernelTable* t);
+void FillX8KQuants(KernelTable* t);
 }  // namespace avx2
 
 }  // namespace weft::kernels

@@ -1,0 +1,344 @@
+// AVX2 x8 tiles of the K-quants (packed_x8.h's Q4_K and Q6_K layouts)
+// against Q8_K activations; the legacy formats' tiles and the frame they
+// share are described in avx2_x8.cc.
+//
+// Bitwise contract (kernel_table.h): a pair's float operations do not
+// depend on nr, nc or the pair's place in the tile.
+//
+// Compiled with -mavx2 -mfma -mf16c: reached only through the dispatch table.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/avx2_x8_common.h"
+#include "kernels/kernel_table.h"
+#include "kernels/packed_x8.h"
+#include "kernels/x8_internal.h"
+#include "tensor/blocks.h"
+
+namespace weft::kernels::avx2 {
+namespace {
+
+// Activation rows per 3-row Q4_K / Q6_K tile call: their per-column sums
+// leave room for 3 (Q6_K takes up to kX8WideCols at once, TileX8Q6KWide).
+constexpr int kX8ColsQ4K = 3;
+
+// Q4_K against Q8_K activations (packed_x8.h's Q4_K layout). Per chunk c
+// (sub-blocks 2c, 2c+1) the 8 low-nibble and 8 high-nibble maddubs of a
+// column add in int16 (|sum| <= 8 * 2 * 15 * 128), then madd with the
+// row's scale in both halves of its lane gives sc * dot in int32; the
+// mins madd against the pair (asum_2p, asum_2p+1) of the column. Per lane:
+//   acc = fma(float(isum), d * da, acc)
+//   accm = fma(float(msum), dmin * da, accm)
+//   y = acc - accm
+template <int RC>
+void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
+               size_t xq_stride, float* y, size_t y_stride) {
+  constexpr int kGB = kX8Rows * static_cast<int>(kX8Q4KBlockBytes);
+  const int64_t nb = k / 256;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  const BlockQ8_K* xb[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    xb[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) +
+                                               c * xq_stride);
+  }
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  __m256 acc[RC], accm[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* gb = g + b * kGB;
+    PrefetchAhead<kGB>(gb);
+    const int8_t* aq[RC];
+    __m256i isum[RC];
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      aq[c] = xb[c][b].qs;
+      isum[c] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 1
+    for (int chunk = 0; chunk < 4; ++chunk) {
+      const __m256i sca = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+          reinterpret_cast<const __m128i*>(gb + 32 + 16 * chunk)));
+      const __m256i scb = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+          reinterpret_cast<const __m128i*>(gb + 40 + 16 * chunk)));
+      const __m256i sc_lo = _mm256_or_si256(sca, _mm256_slli_epi32(sca, 16));
+      const __m256i sc_hi = _mm256_or_si256(scb, _mm256_slli_epi32(scb, 16));
+      __m256i s_lo[RC], s_hi[RC];
+#pragma GCC unroll 4
+      for (int c = 0; c < RC; ++c) s_lo[c] = s_hi[c] = _mm256_setzero_si256();
+      const uint8_t* q = gb + 160 + 256 * chunk;
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const __m256i v =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * j));
+        const __m256i lo = _mm256_and_si256(v, m4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+#pragma GCC unroll 4
+        for (int c = 0; c < RC; ++c) {
+          const int8_t* a = aq[c] + 64 * chunk + 4 * j;
+          s_lo[c] =
+              _mm256_add_epi16(s_lo[c], _mm256_maddubs_epi16(lo, Bcast4(a)));
+          s_hi[c] = _mm256_add_epi16(s_hi[c],
+                                     _mm256_maddubs_epi16(hi, Bcast4(a + 32)));
+          PinOrder(&s_lo[c]);
+          PinOrder(&s_hi[c]);
+        }
+      }
+#pragma GCC unroll 4
+      for (int c = 0; c < RC; ++c) {
+        isum[c] = _mm256_add_epi32(
+            isum[c], _mm256_add_epi32(_mm256_madd_epi16(s_lo[c], sc_lo),
+                                      _mm256_madd_epi16(s_hi[c], sc_hi)));
+      }
+    }
+    const __m256 dw =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+    const __m256 dm = _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      const int16_t* bs = xb[c][b].bsums;
+      __m256i msum = _mm256_setzero_si256();
+#pragma GCC unroll 4
+      for (int p = 0; p < 4; ++p) {
+        // (asum of sub-block 2p, of 2p+1) as one int16 pair.
+        const uint32_t lo = static_cast<uint16_t>(bs[4 * p] + bs[4 * p + 1]);
+        const uint32_t hi =
+            static_cast<uint16_t>(bs[4 * p + 2] + bs[4 * p + 3]);
+        const __m256i m16 = _mm256_cvtepu8_epi16(_mm_loadu_si128(
+            reinterpret_cast<const __m128i*>(gb + 96 + 16 * p)));
+        msum = _mm256_add_epi32(
+            msum,
+            _mm256_madd_epi16(
+                m16, _mm256_set1_epi32(static_cast<int32_t>(lo | (hi << 16)))));
+      }
+      const __m256 vda = _mm256_set1_ps(xb[c][b].d);
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]),
+                               _mm256_mul_ps(dw, vda), acc[c]);
+      accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum),
+                                _mm256_mul_ps(dm, vda), accm[c]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    const __m256 v = _mm256_sub_ps(acc[c], accm[c]);
+    StoreRows(v, nr, y + c * y_stride);
+  }
+}
+
+// Q6_K group super-block pieces (packed_x8.h), shared by TileX8Q6K and
+// TileX8Q6KWide.
+
+// The int8 scales of sub-blocks 2p (`even`) and 2p + 1 (`odd`), each row's
+// in both int16 halves of its lane.
+static inline void Q6KScales(const uint8_t* gb, int p, __m256i* even,
+                             __m256i* odd) {
+  const __m256i pair = _mm256_cvtepi8_epi16(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * p)));
+  *even = _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(pair, 0xa0), 0xa0);
+  *odd = _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(pair, 0xf5), 0xf5);
+}
+
+// The 6-bit codes of sub-block s: vectors 0..3 (elements 16s + 4j ..).
+struct Q6KCodes {
+  __m256i c0, c1, c2, c3;
+};
+
+static inline Q6KCodes Q6KDecode(const uint8_t* gb, int s) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i m30 = _mm256_set1_epi8(0x30);
+  const uint8_t* sub = gb + kX8Q6KCodes + 96 * s;
+  const __m256i la = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub));
+  const __m256i lb =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub + 32));
+  const __m256i hb =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub + 64));
+  return {_mm256_or_si256(_mm256_and_si256(la, m4),
+                          _mm256_and_si256(_mm256_slli_epi16(hb, 4), m30)),
+          _mm256_or_si256(_mm256_and_si256(lb, m4),
+                          _mm256_and_si256(_mm256_slli_epi16(hb, 2), m30)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(la, 4), m4),
+                          _mm256_and_si256(hb, m30)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lb, 4), m4),
+                          _mm256_and_si256(_mm256_srli_epi16(hb, 2), m30))};
+}
+
+// sc * (the sub-block's codes . a), per row in int32 (a: its 16 int8
+// activations).
+static inline __m256i Q6KSubDot(const Q6KCodes& q, __m256i sc,
+                                const int8_t* a) {
+  const __m256i t0 =
+      _mm256_add_epi16(_mm256_maddubs_epi16(q.c0, Bcast4(a)),
+                       _mm256_maddubs_epi16(q.c1, Bcast4(a + 4)));
+  const __m256i t1 =
+      _mm256_add_epi16(_mm256_maddubs_epi16(q.c2, Bcast4(a + 8)),
+                       _mm256_maddubs_epi16(q.c3, Bcast4(a + 12)));
+  return _mm256_add_epi32(_mm256_madd_epi16(t0, sc), _mm256_madd_epi16(t1, sc));
+}
+
+// sum_s sc_s * asum_s per row (bsums: the column's 16 sub-block sums): the
+// -32 offset's integer part.
+static inline __m256i Q6KScaledAsums(const uint8_t* gb, const int16_t* bsums) {
+  __m256i msum = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int p = 0; p < 8; ++p) {
+    const __m256i pair = _mm256_cvtepi8_epi16(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * p)));
+    int32_t bpair;  // (asum of sub-block 2p, of 2p+1) as one int16 pair
+    std::memcpy(&bpair, bsums + 2 * p, 4);
+    msum = _mm256_add_epi32(msum,
+                            _mm256_madd_epi16(pair, _mm256_set1_epi32(bpair)));
+  }
+  return msum;
+}
+
+// Q6_K against Q8_K activations (packed_x8.h's Q6_K layout). Per sub-block
+// (4 vectors) and column, the codes' maddubs add in pairs in int16
+// (|sum| <= 2 * 2 * 63 * 128) and each pair's madd with the sub-block's
+// scale (both halves of the lane) adds in int32; per super-block the
+// column's bsums against the scale pairs give the -32 offset in integers:
+//   isum = sum_s sc_s * dot_s - 32 * sum_s sc_s * asum_s
+//   acc = fma(float(isum), d * da, acc)
+template <int RC>
+void TileX8Q6K(int64_t k, const void* w, int nr, const void* xq,
+               size_t xq_stride, float* y, size_t y_stride) {
+  constexpr int kGB = kX8Rows * static_cast<int>(sizeof(BlockQ6_K));
+  const int64_t nb = k / kQK_K;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  const BlockQ8_K* xb[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    xb[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) +
+                                               c * xq_stride);
+  }
+  __m256 acc[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) acc[c] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* gb = g + b * kGB;
+    PrefetchAhead<kGB>(gb);
+    __m256i isum[RC];
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int p = 0; p < 8; ++p) {
+      __m256i sc[2];
+      Q6KScales(gb, p, &sc[0], &sc[1]);
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const int s = 2 * p + h;
+        const Q6KCodes q = Q6KDecode(gb, s);
+#pragma GCC unroll 4
+        for (int c = 0; c < RC; ++c) {
+          isum[c] = _mm256_add_epi32(isum[c],
+                                     Q6KSubDot(q, sc[h], xb[c][b].qs + 16 * s));
+          PinOrder(&isum[c]);
+        }
+      }
+    }
+    const __m256 dw =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      const __m256i total = _mm256_sub_epi32(
+          isum[c], _mm256_slli_epi32(Q6KScaledAsums(gb, xb[c][b].bsums), 5));
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),
+                               _mm256_mul_ps(dw, _mm256_set1_ps(xb[c][b].d)),
+                               acc[c]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) StoreRows(acc[c], nr, y + c * y_stride);
+}
+
+// Q6_K against nc (up to kX8WideCols) activation rows: each sub-block's
+// codes are decoded once for every column (TileX8Q6K decodes them once per
+// 3), whose integer and float sums live in L1. The same integer sums and
+// float operations per (row, column) as TileX8Q6K: the same bits.
+void TileX8Q6KWide(int64_t k, const void* w, int nr, const void* xq,
+                   size_t xq_stride, int nc, float* y, size_t y_stride) {
+  constexpr int kGB = kX8Rows * static_cast<int>(sizeof(BlockQ6_K));
+  const int64_t nb = k / kQK_K;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  const char* x0 = static_cast<const char*>(xq);
+  auto column = [&](int c) {
+    return reinterpret_cast<const BlockQ8_K*>(x0 + c * xq_stride);
+  };
+  alignas(32) float acc[kX8WideCols][kX8Rows];
+  alignas(32) int32_t isum[kX8WideCols][kX8Rows];
+  for (int c = 0; c < nc; ++c) _mm256_store_ps(acc[c], _mm256_setzero_ps());
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* gb = g + b * kGB;
+    PrefetchAhead<kGB>(gb);
+    for (int c = 0; c < nc; ++c) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(isum[c]),
+                         _mm256_setzero_si256());
+    }
+#pragma GCC unroll 1
+    for (int p = 0; p < 8; ++p) {
+      __m256i sc[2];
+      Q6KScales(gb, p, &sc[0], &sc[1]);
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const int s = 2 * p + h;
+        const Q6KCodes q = Q6KDecode(gb, s);
+        for (int c = 0; c < nc; ++c) {
+          __m256i* is = reinterpret_cast<__m256i*>(isum[c]);
+          _mm256_store_si256(
+              is,
+              _mm256_add_epi32(_mm256_load_si256(is),
+                               Q6KSubDot(q, sc[h], column(c)[b].qs + 16 * s)));
+        }
+      }
+    }
+    const __m256 dw =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+    for (int c = 0; c < nc; ++c) {
+      const BlockQ8_K& xb = column(c)[b];
+      const __m256i total = _mm256_sub_epi32(
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(isum[c])),
+          _mm256_slli_epi32(Q6KScaledAsums(gb, xb.bsums), 5));
+      _mm256_store_ps(acc[c],
+                      _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),
+                                      _mm256_mul_ps(dw, _mm256_set1_ps(xb.d)),
+                                      _mm256_load_ps(acc[c])));
+    }
+  }
+  for (int c = 0; c < nc; ++c)
+    StoreRows(_mm256_load_ps(acc[c]), nr, y + c * y_stride);
+}
+
+void TileNX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
+                const void* xq, size_t xq_stride, int nc, float* y,
+                size_t y_stride) {
+  WithCols<kX8ColsQ4K>(nc, [&](auto rc) {
+    TileX8Q4K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
+}
+
+void TileNX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
+                const void* xq, size_t xq_stride, int nc, float* y,
+                size_t y_stride) {
+  if (nc > kX8ColsQ4K)
+    return TileX8Q6KWide(k, w, nr, xq, xq_stride, nc, y, y_stride);
+  WithCols<kX8ColsQ4K>(nc, [&](auto rc) {
+    TileX8Q6K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
+}
+
+}  // namespace
+
+void FillX8KQuants(KernelTable* t) {
+  static_assert(kX8WideCols <= kMaxTileCols && kX8ColsQ4K <= kMaxTileCols);
+  const QuantizeActFn q8k =
+      t->matmul[static_cast<int>(WeightFormat::kQ4_K)].quantize;
+  t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] = MatMulKernel{
+      ActFormat::kQ8K, q8k, nullptr, TileNX8Q4K, kX8Rows, kX8ColsQ4K};
+  t->matmul_x8[static_cast<int>(WeightFormat::kQ6_K)] = MatMulKernel{
+      ActFormat::kQ8K, q8k, nullptr, TileNX8Q6K, kX8Rows, kX8WideCols};
+}
+
+}  // namespace weft::kernels::avx2
