@@ -7,7 +7,8 @@
 // matrix: GFLOP/s / 2 is the GMAC/s issue #5's B=8 target depends on.
 // The last argument is 1 for the weights in the x8 layout (packed_x8.h).
 // BM_TileX8InL1: one x8 tile kernel with everything in L1, as GMAC/s and %
-// of its compute ceiling (one thread).
+// of its compute ceiling (one thread). BM_PipeMix (pipe_bench.cc): which
+// AVX2 instructions share execution pipes.
 //
 //   kernels_bench [--isa=scalar|avx2|avx512|neon] [--threads=N] [benchmark flags]
 //
