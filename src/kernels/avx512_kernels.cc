@@ -1,7 +1,8 @@
 // AVX-512 kernels: the legacy 32-element formats with VNNI (vpdpbusd, two
 // blocks per zmm), float weights on zmm, BF16 weights with vdpbf16ps when
-// the CPU has AVX512_BF16, and a zmm bandwidth reader. Everything else in
-// the AVX-512 table comes from the AVX2 files (see isa.cc).
+// the CPU has AVX512_BF16, the x8 layout's Q8_0 tile with vpdpbusd on ymm
+// (x8_vnni_impl.h), and a zmm bandwidth reader. Everything else in the
+// AVX-512 table comes from the AVX2 files (see isa.cc).
 //
 // Compiled with -mavx512f/bw/vl/dq/vnni/bf16: reached only through the
 // dispatch table, and the BF16 entries only when the CPU has AVX512_BF16.
@@ -9,6 +10,7 @@
 
 #include "kernels/avx2_internal.h"
 #include "kernels/simd_x86.h"
+#include "kernels/x8_vnni_impl.h"
 #include "tensor/blocks.h"
 
 // GCC 12's avx512fintrin.h builds casts and reductions on
@@ -278,6 +280,10 @@ void Fill(KernelTable* t, bool bf16) {
   } else {
     set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadBF16>::K>);
   }
+  // The x8 layout's Q8_0 tile with vpdpbusd (x8_vnni_impl.h); the other
+  // x8 tiles stay AVX2's.
+  t->matmul_x8[static_cast<int>(WeightFormat::kQ8_0)] =
+      MatMulKernel{ActFormat::kQ8x32, q8, nullptr, x8_vnni::TileNQ8_0, kX8Rows, x8_vnni::kCols};
   t->read_bytes = ReadBytes;
   // vpdpbusd and zmm FMAs outrun the AVX2 sequences: no ceiling to report.
   t->peak_loop = nullptr;
