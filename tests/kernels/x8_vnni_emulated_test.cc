@@ -28,18 +28,7 @@ using testing::MakeProblem;
 using testing::Problem;
 using testing::RunMatMul;
 
-// The AVX2 table with the VNNI Q8_0 x8 tile, as the AVX-512 table has it.
-const KernelTable& EmulatedTable() {
-  static const KernelTable table = [] {
-    KernelTable t = GetKernels(Isa::kAvx2);
-    t.name = "avx2+emulated-vnni";
-    MatMulKernel& k = t.matmul_x8[static_cast<int>(WeightFormat::kQ8_0)];
-    k.tile = testing::EmulatedVnniQ8_0Tile();
-    k.tile_cols = testing::EmulatedVnniQ8_0Cols();
-    return t;
-  }();
-  return table;
-}
+const KernelTable& EmulatedTable() { return testing::EmulatedVnniTable(); }
 
 std::string Name(int64_t m, int64_t n, int64_t k) {
   return StrFormat("q8_0 x8 vnni M=%lld N=%lld K=%lld",

@@ -6,8 +6,8 @@
 
 namespace weft::kernels::testing {
 
-// The tile (a TileFn: call only where the CPU has AVX2) and its columns.
-TileFn EmulatedVnniQ8_0Tile();
-int EmulatedVnniQ8_0Cols();
+// The AVX2 table with that tile as its Q8_0 x8 entry, as the AVX-512 table
+// has it (call only where the CPU has AVX2).
+const KernelTable& EmulatedVnniTable();
 
 }  // namespace weft::kernels::testing

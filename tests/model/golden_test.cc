@@ -12,6 +12,9 @@
 #include <sstream>
 
 #include "kernels/isa.h"
+#ifdef WEFT_EMULATED_VNNI
+#include "tests/kernels/x8_vnni_emulated_tile.h"
+#endif
 #include "model/model.h"
 
 namespace weft::model {
@@ -162,13 +165,22 @@ void CheckGolden(const std::string& model_path, const json& g, float tolerance,
   }
 }
 
-// Runs `check` once per ISA this machine supports (scalar, AVX2, AVX-512).
+// Runs `check` once per ISA this machine supports (scalar, AVX2, AVX-512),
+// and, where built with SIMDe, on the AVX2 table with the AVX-512 table's
+// VNNI Q8_0 x8 tile emulated (tests/kernels/x8_vnni_emulated_tile.h): the
+// AVX-512 path's output matrix on CPUs without AVX-512.
 template <typename Fn>
 void ForEachIsa(Fn&& check) {
   for (kernels::Isa isa : kernels::SupportedIsas()) {
     SCOPED_TRACE(std::string(kernels::IsaName(isa)));
     check(kernels::GetKernels(isa));
   }
+#ifdef WEFT_EMULATED_VNNI
+  if (kernels::IsaSupported(kernels::Isa::kAvx2)) {
+    SCOPED_TRACE("avx2+emulated-vnni");
+    check(kernels::testing::EmulatedVnniTable());
+  }
+#endif
 }
 
 // stories260K is all F32: the only differences from the float64 reference
