@@ -58,11 +58,13 @@ static void TileQ8_0(int64_t k, const void* w, int nr, const void* xq,
   for (int c = 0; c < RC; ++c) acc[c] = corr[c] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* gb = g + b * kGB;
-    _mm_prefetch(reinterpret_cast<const char*>(gb) + 2048, _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(gb) + 2048 + 64, _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(gb) + 2048 + 128, _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(gb) + 2048 + 192, _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(gb) + 2048 + 256, _MM_HINT_T0);
+    // The group's stream 2 KiB ahead, as the AVX2 tiles (integer
+    // arithmetic: the address may lie past the matrix).
+    for (int off = 0; off < kGB; off += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(
+                       reinterpret_cast<uintptr_t>(gb) + 2048 + off),
+                   _MM_HINT_T0);
+    }
     const __m256 dw =
         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
     __m256i s32[RC];
