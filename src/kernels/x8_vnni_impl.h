@@ -13,29 +13,24 @@
 // Bitwise contract (kernel_table.h): a pair's float operations do not
 // depend on nr, nc or the pair's place in the tile.
 //
-// Header rules: static functions only, and no #include of the intrinsics
-// header: the includer provides the intrinsics, natively
-// (avx512_kernels.cc, compiled with -mavx512vnni -mavx512vl) or emulated
-// (tests/kernels/x8_vnni_emulated_test.cc, through SIMDe), so that the same
-// code is tested on CPUs without AVX-512.
+// Header rules: static functions only, and the includer provides
+// _mm256_dpbusd_epi32, natively (avx512_kernels.cc, compiled with
+// -mavx512vnni -mavx512vl) or emulated (tests/kernels/
+// x8_vnni_emulated_tile.cc, through SIMDe on AVX2), so that the same code is
+// tested on CPUs without AVX-512; everything else is AVX2 (simd_x86.h).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/kernel_table.h"
 #include "kernels/packed_x8.h"
+#include "kernels/simd_x86.h"
 #include "kernels/x8_internal.h"
 
 namespace weft::kernels::x8_vnni {
 
-// The 4 bytes at p in every 32-bit lane.
-static inline __m256i Bcast4(const void* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
+using x86::Bcast4;
 
 // Q8_0 group blocks against RC Q8x32 activation rows.
 template <int RC>

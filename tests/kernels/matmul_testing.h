@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -95,6 +96,29 @@ inline int64_t ActBlock(GgmlType type) {
     default:
       return 0;  // float activations
   }
+}
+
+// Tolerance of a float-summation-order difference between two kernels on
+// the same quantized activations: 2e-5 of sum |x| * max |w| over each
+// block of p's type, per output.
+inline std::vector<double> BlockTolerance(const Problem& p) {
+  std::vector<double> tol(p.m * p.n);
+  const int64_t blk = TypeTraits(p.type).block_size;
+  for (int64_t r = 0; r < p.m; ++r) {
+    for (int64_t c = 0; c < p.n; ++c) {
+      double bound = 0;
+      for (int64_t b0 = 0; b0 < p.k; b0 += blk) {
+        double wmax = 0, xs = 0;
+        for (int64_t i = b0; i < b0 + blk; ++i) {
+          wmax = std::max(wmax, std::fabs(double{p.w_deq[c * p.k + i]}));
+          xs += std::fabs(double{p.x[r * p.k + i]});
+        }
+        bound += wmax * xs;
+      }
+      tol[r * p.n + c] = 2e-5 * bound + 1e-6;
+    }
+  }
+  return tol;
 }
 
 // Compares `got` with `want` element by element under tol[i]; on failure

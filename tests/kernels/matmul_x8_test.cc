@@ -4,8 +4,6 @@
 // count bit for bit, and sharing one activation conversion in MatMulMany.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -23,6 +21,7 @@
 namespace weft::kernels {
 namespace {
 
+using testing::BlockTolerance;
 using testing::ExpectClose;
 using testing::MakeProblem;
 using testing::Problem;
@@ -37,32 +36,10 @@ std::string Name(GgmlType t, int64_t m, int64_t n, int64_t k) {
                    static_cast<long long>(n), static_cast<long long>(k));
 }
 
-// Tolerance of a float-summation-order difference: 2e-5 of sum |x| * max|w|
-// over the blocks, as for the other SIMD kernels against their twins.
 // K values: odd block counts, more than one block.
 std::vector<int64_t> Ks(GgmlType t) {
   if (t == GgmlType::kQ4_K || t == GgmlType::kQ6_K) return {256, 768, 2304};
   return {32, 96, 608, 2144};
-}
-
-std::vector<double> Tolerance(const Problem& p) {
-  std::vector<double> tol(p.m * p.n);
-  for (int64_t r = 0; r < p.m; ++r) {
-    for (int64_t c = 0; c < p.n; ++c) {
-      double bound = 0;
-      const int64_t blk = TypeTraits(p.type).block_size;
-      for (int64_t b0 = 0; b0 < p.k; b0 += blk) {
-        double wmax = 0, xs = 0;
-        for (int64_t i = b0; i < b0 + blk; ++i) {
-          wmax = std::max(wmax, std::fabs(double{p.w_deq[c * p.k + i]}));
-          xs += std::fabs(double{p.x[r * p.k + i]});
-        }
-        bound += wmax * xs;
-      }
-      tol[r * p.n + c] = 2e-5 * bound + 1e-6;
-    }
-  }
-  return tol;
 }
 
 TEST(MatMulX8Test, Layout) {
@@ -112,7 +89,7 @@ TEST(MatMulX8Test, MatchesRowMajorScalar) {
             const std::vector<float> got =
                 RunMatMul(t, p, nullptr, /*x8=*/true);
             const std::vector<double> want(want_f.begin(), want_f.end());
-            ExpectClose(got, want, Tolerance(p), n, Name(type, m, n, k));
+            ExpectClose(got, want, BlockTolerance(p), n, Name(type, m, n, k));
             EXPECT_EQ(RunMatMul(t, p, &pool, /*x8=*/true), got)
                 << "threaded, " << Name(type, m, n, k);
           }
@@ -142,7 +119,7 @@ TEST(MatMulX8Test, NeonSmullAndSdotTiles) {
         const std::vector<float> want_f = RunMatMul(scalar, p, nullptr);
         const std::vector<float> got = RunMatMul(smull, p, &pool, /*x8=*/true);
         const std::vector<double> want(want_f.begin(), want_f.end());
-        ExpectClose(got, want, Tolerance(p), n, Name(type, m, n, k));
+        ExpectClose(got, want, BlockTolerance(p), n, Name(type, m, n, k));
         if (has_sdot) {
           EXPECT_EQ(RunMatMul(*NeonKernelTable(true), p, nullptr, /*x8=*/true), got)
               << "SDOT vs SMULL, " << Name(type, m, n, k);

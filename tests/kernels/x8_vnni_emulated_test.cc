@@ -8,8 +8,6 @@
 // the real tile).
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -23,6 +21,7 @@
 namespace weft::kernels {
 namespace {
 
+using testing::BlockTolerance;
 using testing::ExpectClose;
 using testing::MakeProblem;
 using testing::Problem;
@@ -34,26 +33,6 @@ std::string Name(int64_t m, int64_t n, int64_t k) {
   return StrFormat("q8_0 x8 vnni M=%lld N=%lld K=%lld",
                    static_cast<long long>(m), static_cast<long long>(n),
                    static_cast<long long>(k));
-}
-
-// As matmul_x8_test.cc: 2e-5 of sum |x| * max |w| over the blocks.
-std::vector<double> Tolerance(const Problem& p) {
-  std::vector<double> tol(p.m * p.n);
-  for (int64_t r = 0; r < p.m; ++r) {
-    for (int64_t c = 0; c < p.n; ++c) {
-      double bound = 0;
-      for (int64_t b0 = 0; b0 < p.k; b0 += 32) {
-        double wmax = 0, xs = 0;
-        for (int64_t i = b0; i < b0 + 32; ++i) {
-          wmax = std::max(wmax, std::fabs(double{p.w_deq[c * p.k + i]}));
-          xs += std::fabs(double{p.x[r * p.k + i]});
-        }
-        bound += wmax * xs;
-      }
-      tol[r * p.n + c] = 2e-5 * bound + 1e-6;
-    }
-  }
-  return tol;
 }
 
 bool HaveAvx2() { return IsaSupported(Isa::kAvx2); }
@@ -72,7 +51,7 @@ TEST(X8VnniEmulatedTest, MatchesRowMajorScalar) {
         const std::vector<float> want_f = RunMatMul(scalar, p, nullptr);
         const std::vector<float> got = RunMatMul(t, p, nullptr, /*x8=*/true);
         const std::vector<double> want(want_f.begin(), want_f.end());
-        ExpectClose(got, want, Tolerance(p), n, Name(m, n, k));
+        ExpectClose(got, want, BlockTolerance(p), n, Name(m, n, k));
         EXPECT_EQ(RunMatMul(t, p, &pool, /*x8=*/true), got)
             << "threaded, " << Name(m, n, k);
       }
