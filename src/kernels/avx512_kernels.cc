@@ -6,6 +6,9 @@
 //
 // Compiled with -mavx512f/bw/vl/dq/vnni/bf16: reached only through the
 // dispatch table, and the BF16 entries only when the CPU has AVX512_BF16.
+// The tests also compile this file for AVX2 with every AVX-512 intrinsic
+// emulated (tests/kernels/avx512_emulated.cc, SIMDe): an intrinsic SIMDe
+// lacks needs an emulation there.
 #include <immintrin.h>
 
 #include "kernels/avx2_internal.h"

@@ -14,10 +14,10 @@
 // depend on nr, nc or the pair's place in the tile.
 //
 // Header rules: static functions only, and the includer provides
-// _mm256_dpbusd_epi32, natively (avx512_kernels.cc, compiled with
-// -mavx512vnni -mavx512vl) or emulated (tests/kernels/
-// x8_vnni_emulated_tile.cc, through SIMDe on AVX2), so that the same code is
-// tested on CPUs without AVX-512; everything else is AVX2 (simd_x86.h).
+// _mm256_dpbusd_epi32: avx512_kernels.cc, compiled natively with
+// -mavx512vnni -mavx512vl, or, in the tests, compiled for AVX2 with AVX-512
+// emulated (tests/kernels/avx512_emulated.cc); everything else is AVX2
+// (simd_x86.h).
 #pragma once
 
 #include <cstddef>

@@ -25,6 +25,7 @@ using testing::ExpectClose;
 using testing::MakeProblem;
 using testing::Problem;
 using testing::RunMatMul;
+using testing::TablesUnderTest;
 
 struct Shape {
   GgmlType type;
@@ -99,10 +100,10 @@ TEST(MatMulTest, ScalarTwinMatchesFloatReference) {
 TEST(MatMulTest, EveryIsaMatchesScalarTwin) {
   const KernelTable& scalar = GetKernels(Isa::kScalar);
   ThreadPool pool(ThreadPoolOptions{.num_threads = 3});
-  for (Isa isa : SupportedIsas()) {
-    if (isa == Isa::kScalar) continue;
-    SCOPED_TRACE(std::string(IsaName(isa)));
-    const KernelTable& t = GetKernels(isa);
+  for (const KernelTable* table : TablesUnderTest()) {
+    if (table == &scalar) continue;
+    const KernelTable& t = *table;
+    SCOPED_TRACE(t.name);
     uint32_t seed = 100;
     for (const Shape& s : Shapes()) {
       for (int64_t m : {1, 3, 17, 255}) {
@@ -145,9 +146,9 @@ TEST(MatMulTest, EveryIsaMatchesScalarTwin) {
 // bit, the 1-row product of that row alone, on every ISA and type.
 TEST(MatMulTest, RowsAreIndependentOfTheBatch) {
   ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
-  for (Isa isa : SupportedIsas()) {
-    SCOPED_TRACE(std::string(IsaName(isa)));
-    const KernelTable& t = GetKernels(isa);
+  for (const KernelTable* table : TablesUnderTest()) {
+    const KernelTable& t = *table;
+    SCOPED_TRACE(t.name);
     uint32_t seed = 500;
     for (const Shape& s : Shapes()) {
       for (int64_t m : {2, 5, 17}) {
@@ -179,9 +180,9 @@ TEST(MatMulTest, RowsAreIndependentOfTheBatch) {
 TEST(MatMulTest, ManyEqualsSeparateCalls) {
   ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
   const GgmlType types[] = {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ4_0};
-  for (Isa isa : SupportedIsas()) {
-    SCOPED_TRACE(std::string(IsaName(isa)));
-    const KernelTable& t = GetKernels(isa);
+  for (const KernelTable* table : TablesUnderTest()) {
+    const KernelTable& t = *table;
+    SCOPED_TRACE(t.name);
     for (int64_t m : {1, 7}) {
       std::vector<Problem> ps;
       for (int i = 0; i < 4; ++i) ps.push_back(MakeProblem(types[i], m, 9 + 4 * i, 512, 900 + i));
@@ -213,9 +214,9 @@ TEST(MatMulTest, ManyEqualsSeparateCalls) {
 // and an odd block count. MatMul relies on this for its tails (N not a
 // multiple of tile_rows, M not a multiple of tile_cols).
 TEST(MatMulTest, TileKernelsAreIndependentOfTheTileShape) {
-  for (Isa isa : SupportedIsas()) {
-    SCOPED_TRACE(std::string(IsaName(isa)));
-    const KernelTable& t = GetKernels(isa);
+  for (const KernelTable* table : TablesUnderTest()) {
+    const KernelTable& t = *table;
+    SCOPED_TRACE(t.name);
     for (int f = 0; f < kNumWeightFormats; ++f) {
       const MatMulKernel& kern = t.matmul[f];
       if (kern.tile == nullptr) continue;

@@ -26,6 +26,7 @@ using testing::ExpectClose;
 using testing::MakeProblem;
 using testing::Problem;
 using testing::RunMatMul;
+using testing::TablesUnderTest;
 
 constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
                                GgmlType::kQ4_K, GgmlType::kQ6_K};
@@ -57,11 +58,11 @@ TEST(MatMulX8Test, Layout) {
   EXPECT_EQ(X8RowBytes(GgmlType::kQ4_0, 64), size_t{36});
   EXPECT_EQ(X8RowBytes(GgmlType::kQ4_K, 512), size_t{296});
   EXPECT_EQ(X8RowBytes(GgmlType::kQ6_K, 512), size_t{420});  // the file's size
-  for (Isa isa : SupportedIsas()) {
+  for (const KernelTable* table : TablesUnderTest()) {
     for (GgmlType t : kTypes) {
       const MatMulKernel& k =
-          GetKernels(isa).matmul_x8[static_cast<int>(ToWeightFormat(t))];
-      EXPECT_NE(k.tile, nullptr) << IsaName(isa);
+          table->matmul_x8[static_cast<int>(ToWeightFormat(t))];
+      EXPECT_NE(k.tile, nullptr) << table->name;
       EXPECT_EQ(k.tile_rows, kX8Rows);
       EXPECT_GE(k.tile_cols, 1);
       EXPECT_LE(k.tile_cols, kMaxTileCols);
@@ -75,9 +76,9 @@ TEST(MatMulX8Test, Layout) {
 TEST(MatMulX8Test, MatchesRowMajorScalar) {
   const KernelTable& scalar = GetKernels(Isa::kScalar);
   ThreadPool pool(ThreadPoolOptions{.num_threads = 3});
-  for (Isa isa : SupportedIsas()) {
-    SCOPED_TRACE(std::string(IsaName(isa)));
-    const KernelTable& t = GetKernels(isa);
+  for (const KernelTable* table : TablesUnderTest()) {
+    const KernelTable& t = *table;
+    SCOPED_TRACE(t.name);
     uint32_t seed = 2000;
     for (GgmlType type : kTypes) {
       for (int64_t k : Ks(type)) {
@@ -135,9 +136,9 @@ TEST(MatMulX8Test, NeonSmullAndSdotTiles) {
 // columns) nor on N (the rows sharing its group): bit for bit.
 TEST(MatMulX8Test, RowsAreIndependentOfTheBatch) {
   ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
-  for (Isa isa : SupportedIsas()) {
-    SCOPED_TRACE(std::string(IsaName(isa)));
-    const KernelTable& t = GetKernels(isa);
+  for (const KernelTable* table : TablesUnderTest()) {
+    const KernelTable& t = *table;
+    SCOPED_TRACE(t.name);
     uint32_t seed = 3000;
     for (GgmlType type : kTypes) {
       for (int64_t k : {Ks(type)[1], Ks(type)[3 % Ks(type).size()]}) {
@@ -169,9 +170,9 @@ TEST(MatMulX8Test, RowsAreIndependentOfTheBatch) {
 // of X) give exactly the separate calls.
 TEST(MatMulX8Test, ManyMixesLayouts) {
   ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
-  for (Isa isa : SupportedIsas()) {
-    SCOPED_TRACE(std::string(IsaName(isa)));
-    const KernelTable& t = GetKernels(isa);
+  for (const KernelTable* table : TablesUnderTest()) {
+    const KernelTable& t = *table;
+    SCOPED_TRACE(t.name);
     const int64_t m = 5, k = 256;
     Problem a = MakeProblem(GgmlType::kQ8_0, m, 21, k, 41);
     Problem b = MakeProblem(GgmlType::kQ4_0, m, 13, k, 42);

@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "kernels/isa.h"
-#ifdef WEFT_EMULATED_VNNI
-#include "tests/kernels/x8_vnni_emulated_tile.h"
+#ifdef WEFT_EMULATED_AVX512
+#include "tests/kernels/avx512_emulated.h"
 #endif
 #include "model/model.h"
 
@@ -166,19 +166,19 @@ void CheckGolden(const std::string& model_path, const json& g, float tolerance,
 }
 
 // Runs `check` once per ISA this machine supports (scalar, AVX2, AVX-512),
-// and, where built with SIMDe, on the AVX2 table with the AVX-512 table's
-// VNNI Q8_0 x8 tile emulated (tests/kernels/x8_vnni_emulated_tile.h): the
-// AVX-512 path's output matrix on CPUs without AVX-512.
+// and, where built with SIMDe, on the AVX-512 table with AVX-512 emulated
+// (tests/kernels/avx512_emulated.h), for CPUs without AVX-512.
 template <typename Fn>
 void ForEachIsa(Fn&& check) {
   for (kernels::Isa isa : kernels::SupportedIsas()) {
     SCOPED_TRACE(std::string(kernels::IsaName(isa)));
     check(kernels::GetKernels(isa));
   }
-#ifdef WEFT_EMULATED_VNNI
-  if (kernels::IsaSupported(kernels::Isa::kAvx2)) {
-    SCOPED_TRACE("avx2+emulated-vnni");
-    check(kernels::testing::EmulatedVnniTable());
+#ifdef WEFT_EMULATED_AVX512
+  if (kernels::IsaSupported(kernels::Isa::kAvx2) &&
+      !kernels::IsaSupported(kernels::Isa::kAvx512)) {
+    SCOPED_TRACE("avx512-emulated");
+    check(kernels::testing::EmulatedAvx512Table());
   }
 #endif
 }

@@ -1,0 +1,122 @@
+// The AVX-512 table with AVX-512 emulated (avx512_emulated.h). kernels_test
+// runs it through every matmul check the native tables get (against the
+// scalar twin on odd shapes, bitwise independence of M, N, tiles and
+// threads: TablesUnderTest in matmul_testing.h) and the golden tests run
+// the models on it. Here: that it really holds the AVX-512 kernels, the
+// emulated BF16 conversion on its edge cases, and, on a CPU with AVX-512,
+// that the native table gives the emulated bits.
+#include "tests/kernels/avx512_emulated.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/isa.h"
+#include "kernels/matmul.h"
+#include "matmul_testing.h"
+#include "util/strings.h"
+
+namespace weft::kernels {
+namespace {
+
+using testing::EmulatedAvx512Table;
+using testing::MakeProblem;
+using testing::Problem;
+using testing::RunMatMul;
+
+constexpr WeightFormat kAvx512Formats[] = {
+    WeightFormat::kQ4_0, WeightFormat::kQ5_0, WeightFormat::kQ8_0,
+    WeightFormat::kF32,  WeightFormat::kF16,  WeightFormat::kBF16};
+
+TEST(Avx512EmulatedTest, HoldsTheAvx512Kernels) {
+  if (!IsaSupported(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
+  const KernelTable& emu = EmulatedAvx512Table();
+  const KernelTable& avx2 = GetKernels(Isa::kAvx2);
+  EXPECT_STREQ(emu.name, "avx512-emulated");
+  for (WeightFormat f : kAvx512Formats) {
+    const int i = static_cast<int>(f);
+    EXPECT_NE(emu.matmul[i].dot, nullptr) << i;
+    EXPECT_NE(emu.matmul[i].dot, avx2.matmul[i].dot) << "format " << i;
+  }
+  EXPECT_EQ(emu.matmul[static_cast<int>(WeightFormat::kBF16)].act,
+            ActFormat::kBF16);
+  const int q8 = static_cast<int>(WeightFormat::kQ8_0);
+  EXPECT_NE(emu.matmul_x8[q8].tile, avx2.matmul_x8[q8].tile);
+  EXPECT_NE(emu.read_bytes, avx2.read_bytes);
+}
+
+uint16_t Bf16Bits(float f) {
+  const KernelTable& emu = EmulatedAvx512Table();
+  const MatMulKernel& k = emu.matmul[static_cast<int>(WeightFormat::kBF16)];
+  std::vector<uint16_t> out(32, 0xdead);
+  const float x[1] = {f};
+  k.quantize(x, out.data(), 1);
+  for (int i = 1; i < 32; ++i) EXPECT_EQ(out[i], 0) << "padding " << i;
+  return out[0];
+}
+
+float FromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// vcvtneps2bf16: round to nearest, ties to even; NaN stays NaN (quiet);
+// denormals become zero; infinities and the largest values round as the
+// bits say.
+TEST(Avx512EmulatedTest, Bf16ConversionEdgeCases) {
+  if (!IsaSupported(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
+  EXPECT_EQ(Bf16Bits(1.0f), 0x3f80);
+  EXPECT_EQ(Bf16Bits(-2.0f), 0xc000);
+  EXPECT_EQ(Bf16Bits(FromBits(0x3f808000u)), 0x3f80);  // tie, even below
+  EXPECT_EQ(Bf16Bits(FromBits(0x3f818000u)), 0x3f82);  // tie, even above
+  EXPECT_EQ(Bf16Bits(FromBits(0x3f808001u)), 0x3f81);  // above the tie
+  EXPECT_EQ(Bf16Bits(FromBits(0x3f807fffu)), 0x3f80);  // below the tie
+  EXPECT_EQ(Bf16Bits(FromBits(0x00000001u)), 0x0000);  // denormal
+  EXPECT_EQ(Bf16Bits(FromBits(0x80400000u)), 0x8000);  // negative denormal
+  EXPECT_EQ(Bf16Bits(std::numeric_limits<float>::infinity()), 0x7f80);
+  EXPECT_EQ(Bf16Bits(FromBits(0x7f7fffffu)), 0x7f80);  // max float rounds up
+  EXPECT_EQ(Bf16Bits(FromBits(0x7f800001u)),
+            0x7fc0);  // signalling NaN, quieted
+  EXPECT_EQ(Bf16Bits(FromBits(0xffc12345u)), 0xffc1);
+}
+
+std::string Name(GgmlType t, int64_t m, int64_t k, bool x8) {
+  return StrFormat("%s%s M=%lld K=%lld", std::string(TypeName(t)).c_str(),
+                   x8 ? " x8" : "", static_cast<long long>(m),
+                   static_cast<long long>(k));
+}
+
+// On a CPU with AVX-512 (VNNI), the native table gives the emulated bits:
+// the emulation stands for the real kernels. Not BF16: its emulation
+// follows the SDM's order of a lane's two products, which a CPU need not.
+TEST(Avx512EmulatedTest, NativeTableMatchesEmulation) {
+  if (!IsaSupported(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  const KernelTable& native = GetKernels(Isa::kAvx512);
+  const KernelTable& emu = EmulatedAvx512Table();
+  uint32_t seed = 7200;
+  const GgmlType types[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
+                            GgmlType::kF32, GgmlType::kF16};
+  for (GgmlType type : types) {
+    for (int64_t k : {32, 608, 2144}) {
+      for (int64_t m : {1, 4, 17}) {
+        Problem p = MakeProblem(type, m, 67, k, seed++);
+        EXPECT_EQ(RunMatMul(native, p, nullptr), RunMatMul(emu, p, nullptr))
+            << Name(type, m, k, false);
+        if (type == GgmlType::kQ8_0) {
+          EXPECT_EQ(RunMatMul(native, p, nullptr, true),
+                    RunMatMul(emu, p, nullptr, true))
+              << Name(type, m, k, true);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace weft::kernels
