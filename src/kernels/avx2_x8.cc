@@ -36,28 +36,6 @@ namespace {
 
 using Fmt = X8Fmt;
 
-// Codes of vector J of a Q4_0 / Q5_0 group block: lo = elements 4J..4J+3
-// of each row, hi = 16+4J..16+4J+3.
-template <Fmt F, int J>
-static inline void Nibbles(const uint8_t* gb, __m256i* lo, __m256i* hi) {
-  const __m256i m4 = _mm256_set1_epi8(0x0f);
-  constexpr int kCodes = 16 + (F == Fmt::kQ5_0 ? 32 : 0);
-  const __m256i v = _mm256_loadu_si256(
-      reinterpret_cast<const __m256i*>(gb + kCodes + 32 * J));
-  *lo = _mm256_and_si256(v, m4);
-  *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-  if constexpr (F == Fmt::kQ5_0) {
-    const __m256i m16 = _mm256_set1_epi8(0x10);
-    const __m256i h =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + 16));
-    // Bit J -> bit 4 (left shift 4 - J), bit 4 + J -> bit 4 (right shift J);
-    // bits crossing a byte boundary land away from bit 4.
-    *lo = _mm256_or_si256(*lo,
-                          _mm256_and_si256(_mm256_slli_epi16(h, 4 - J), m16));
-    *hi = _mm256_or_si256(*hi, _mm256_and_si256(_mm256_srli_epi16(h, J), m16));
-  }
-}
-
 // s16[c] += the products of vector J's codes with activation row c.
 template <Fmt F, int RC, int J>
 static inline void NibbleStep(const uint8_t* gb, const int8_t* const* a,

@@ -1,7 +1,7 @@
 // AVX-512 kernels: the legacy 32-element formats with VNNI (vpdpbusd, two
 // blocks per zmm), float weights on zmm, BF16 weights with vdpbf16ps when
-// the CPU has AVX512_BF16, the x8 layout's Q8_0 tile with vpdpbusd on ymm
-// (x8_vnni_impl.h), and a zmm bandwidth reader. Everything else in the
+// the CPU has AVX512_BF16, the x8 layout's Q4_0/Q5_0/Q8_0 tiles with
+// vpdpbusd on ymm (x8_vnni_impl.h), and a zmm bandwidth reader. Everything else in the
 // AVX-512 table comes from the AVX2 files (see isa.cc).
 //
 // Compiled with -mavx512f/bw/vl/dq/vnni/bf16: reached only through the
@@ -283,10 +283,15 @@ void Fill(KernelTable* t, bool bf16) {
   } else {
     set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadBF16>::K>);
   }
-  // The x8 layout's Q8_0 tile with vpdpbusd (x8_vnni_impl.h); the other
-  // x8 tiles stay AVX2's.
-  t->matmul_x8[static_cast<int>(WeightFormat::kQ8_0)] =
-      MatMulKernel{ActFormat::kQ8x32, q8, nullptr, x8_vnni::TileNQ8_0, kX8Rows, x8_vnni::kCols};
+  // The x8 layout's 32-element formats with vpdpbusd (x8_vnni_impl.h); the
+  // K-quant x8 tiles stay AVX2's.
+  auto set_x8 = [t, q8](WeightFormat f, TileFn tile) {
+    t->matmul_x8[static_cast<int>(f)] =
+        MatMulKernel{ActFormat::kQ8x32, q8, nullptr, tile, kX8Rows, x8_vnni::kCols};
+  };
+  set_x8(WeightFormat::kQ4_0, x8_vnni::TileN<X8Fmt::kQ4_0>);
+  set_x8(WeightFormat::kQ5_0, x8_vnni::TileN<X8Fmt::kQ5_0>);
+  set_x8(WeightFormat::kQ8_0, x8_vnni::TileN<X8Fmt::kQ8_0>);
   t->read_bytes = ReadBytes;
   // vpdpbusd and zmm FMAs outrun the AVX2 sequences: no ceiling to report.
   t->peak_loop = nullptr;

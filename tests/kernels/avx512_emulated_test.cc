@@ -3,8 +3,9 @@
 // scalar twin on odd shapes, bitwise independence of M, N, tiles and
 // threads: TablesUnderTest in matmul_testing.h) and the golden tests run
 // the models on it. Here: that it really holds the AVX-512 kernels, the
-// emulated BF16 conversion on its edge cases, and, on a CPU with AVX-512,
-// that the native table gives the emulated bits.
+// emulated BF16 conversion on its edge cases, that its VNNI Q4_0 / Q5_0 x8
+// tiles give the AVX2 tiles' bits, and, on a CPU with AVX-512, that the
+// native table gives the emulated bits.
 #include "tests/kernels/avx512_emulated.h"
 
 #include <gtest/gtest.h>
@@ -45,8 +46,11 @@ TEST(Avx512EmulatedTest, HoldsTheAvx512Kernels) {
   }
   EXPECT_EQ(emu.matmul[static_cast<int>(WeightFormat::kBF16)].act,
             ActFormat::kBF16);
-  const int q8 = static_cast<int>(WeightFormat::kQ8_0);
-  EXPECT_NE(emu.matmul_x8[q8].tile, avx2.matmul_x8[q8].tile);
+  for (WeightFormat f :
+       {WeightFormat::kQ4_0, WeightFormat::kQ5_0, WeightFormat::kQ8_0}) {
+    const int i = static_cast<int>(f);
+    EXPECT_NE(emu.matmul_x8[i].tile, avx2.matmul_x8[i].tile) << "x8 " << i;
+  }
   EXPECT_NE(emu.read_bytes, avx2.read_bytes);
 }
 
@@ -92,6 +96,27 @@ std::string Name(GgmlType t, int64_t m, int64_t k, bool x8) {
                    static_cast<long long>(k));
 }
 
+// The VNNI Q4_0 / Q5_0 x8 tiles compute the AVX2 tiles' exact integer
+// block sums and then the same float operations (x8_vnni_impl.h): the
+// AVX2 table's bits, for every M (the AVX2 Q5_0 tile switches to its wide
+// form above 4 rows).
+TEST(Avx512EmulatedTest, VnniQ4Q5TilesGiveTheAvx2Bits) {
+  if (!IsaSupported(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
+  const KernelTable& avx2 = GetKernels(Isa::kAvx2);
+  const KernelTable& emu = EmulatedAvx512Table();
+  uint32_t seed = 7300;
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0}) {
+    for (int64_t k : {32, 608, 2144}) {
+      for (int64_t m : {1, 3, 4, 5, 17}) {
+        Problem p = MakeProblem(type, m, 67, k, seed++);
+        EXPECT_EQ(RunMatMul(emu, p, nullptr, true),
+                  RunMatMul(avx2, p, nullptr, true))
+            << Name(type, m, k, true);
+      }
+    }
+  }
+}
+
 // On a CPU with AVX-512 (VNNI), the native table gives the emulated bits:
 // the emulation stands for the real kernels. Not BF16: its emulation
 // follows the SDM's order of a lane's two products, which a CPU need not.
@@ -108,7 +133,8 @@ TEST(Avx512EmulatedTest, NativeTableMatchesEmulation) {
         Problem p = MakeProblem(type, m, 67, k, seed++);
         EXPECT_EQ(RunMatMul(native, p, nullptr), RunMatMul(emu, p, nullptr))
             << Name(type, m, k, false);
-        if (type == GgmlType::kQ8_0) {
+        if (type == GgmlType::kQ4_0 || type == GgmlType::kQ5_0 ||
+            type == GgmlType::kQ8_0) {
           EXPECT_EQ(RunMatMul(native, p, nullptr, true),
                     RunMatMul(emu, p, nullptr, true))
               << Name(type, m, k, true);
