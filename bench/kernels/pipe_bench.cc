@@ -3,8 +3,9 @@
 // loop iteration issues 8 independent instructions of one kind, or 8 of
 // each of two kinds; the counter "ops/ns" counts all of them. Two kinds
 // that share pipes run a mix at about the rate of either alone; kinds on
-// disjoint pipes add up. Registers only (one broadcast load from L1 in the
-// mix that names it), so the figures do not depend on memory.
+// disjoint pipes add up; the last mix chains each add to a vpmaddubsw's
+// result, as the kernels do. Registers only (one broadcast load from L1 in
+// the mix that names it), so the figures do not depend on memory.
 //
 // x86-64 with AVX2 and FMA only: elsewhere each case reports an error.
 #include <benchmark/benchmark.h>
@@ -34,6 +35,19 @@ namespace {
   "vpbroadcastd 8(%0), %%ymm12\n\tvpbroadcastd 12(%0), %%ymm13\n\t"  \
   "vpbroadcastd 16(%0), %%ymm14\n\tvpbroadcastd 20(%0), %%ymm15\n\t" \
   "vpbroadcastd 24(%0), %%ymm10\n\tvpbroadcastd 28(%0), %%ymm11\n\t"
+// vpmaddubsw into ymm0..7 (write-only, as WEFT_OPS_LO) each followed by an
+// add of its result into one of the accumulators ymm10..15, as the tiles
+// use them (each add waits for its vpmaddubsw and for the previous add to
+// the same accumulator).
+#define WEFT_MADD_ACC(add)                                         \
+  "vpmaddubsw %%ymm8, %%ymm9, %%ymm0\n\t" add " %%ymm0, %%ymm10, %%ymm10\n\t" \
+  "vpmaddubsw %%ymm8, %%ymm9, %%ymm1\n\t" add " %%ymm1, %%ymm11, %%ymm11\n\t" \
+  "vpmaddubsw %%ymm8, %%ymm9, %%ymm2\n\t" add " %%ymm2, %%ymm12, %%ymm12\n\t" \
+  "vpmaddubsw %%ymm8, %%ymm9, %%ymm3\n\t" add " %%ymm3, %%ymm13, %%ymm13\n\t" \
+  "vpmaddubsw %%ymm8, %%ymm9, %%ymm4\n\t" add " %%ymm4, %%ymm14, %%ymm14\n\t" \
+  "vpmaddubsw %%ymm8, %%ymm9, %%ymm5\n\t" add " %%ymm5, %%ymm15, %%ymm15\n\t" \
+  "vpmaddubsw %%ymm8, %%ymm9, %%ymm6\n\t" add " %%ymm6, %%ymm10, %%ymm10\n\t" \
+  "vpmaddubsw %%ymm8, %%ymm9, %%ymm7\n\t" add " %%ymm7, %%ymm11, %%ymm11\n\t"
 #define WEFT_CLOBBERS                                                      \
   "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm10", \
       "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "memory"
@@ -63,6 +77,7 @@ WEFT_MIX(MaddubsSignb, WEFT_OPS_LO("vpmaddubsw") WEFT_OPS_HI("vpsignb"))
 WEFT_MIX(MaddubsMulps, WEFT_OPS_LO("vpmaddubsw") WEFT_OPS_HI("vmulps"))
 WEFT_MIX(MaddubsPaddw, WEFT_OPS_LO("vpmaddubsw") WEFT_OPS_HI("vpaddw"))
 WEFT_MIX(MaddubsBcast, WEFT_OPS_LO("vpmaddubsw") WEFT_BCAST_HI)
+WEFT_MIX(MaddubsAcc, WEFT_MADD_ACC("vpaddw"))
 
 constexpr Mix kMixes[] = {
     {"vpmaddubsw", 8, Maddubs},
@@ -75,6 +90,7 @@ constexpr Mix kMixes[] = {
     {"vpmaddubsw+vmulps", 16, MaddubsMulps},
     {"vpmaddubsw+vpaddw", 16, MaddubsPaddw},
     {"vpmaddubsw+vpbroadcastd(mem)", 16, MaddubsBcast},
+    {"vpmaddubsw+vpaddw(accumulating)", 16, MaddubsAcc},
 };
 constexpr int kNumMixes = sizeof(kMixes) / sizeof(kMixes[0]);
 
