@@ -157,14 +157,17 @@ void F32ToF16(const float* x, uint16_t* y, int64_t n) {
 uint64_t ReadBytes(const void* p, size_t n) {
   const __m256i* v = static_cast<const __m256i*>(p);
   __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-  for (size_t i = 0; i + 4 <= n / 32; i += 4) {
+  size_t i = 0;
+  for (; i + 4 <= n / 32; i += 4) {
     a0 = _mm256_xor_si256(a0, _mm256_load_si256(v + i));
     a1 = _mm256_xor_si256(a1, _mm256_load_si256(v + i + 1));
     a2 = _mm256_xor_si256(a2, _mm256_load_si256(v + i + 2));
     a3 = _mm256_xor_si256(a3, _mm256_load_si256(v + i + 3));
   }
+  for (; i < n / 32; ++i) a0 = _mm256_xor_si256(a0, _mm256_load_si256(v + i));
   const __m256i x = _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3));
-  return static_cast<uint64_t>(_mm256_extract_epi64(x, 0) ^ _mm256_extract_epi64(x, 3));
+  return static_cast<uint64_t>(_mm256_extract_epi64(x, 0) ^ _mm256_extract_epi64(x, 1) ^
+                               _mm256_extract_epi64(x, 2) ^ _mm256_extract_epi64(x, 3));
 }
 
 }  // namespace

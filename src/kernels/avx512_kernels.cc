@@ -219,12 +219,14 @@ void DotBF16N(int64_t k, const void* w, const void* xq, size_t stride, float* ou
 uint64_t ReadBytes(const void* p, size_t n) {
   const char* c = static_cast<const char*>(p);
   __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-  for (size_t i = 0; i + 256 <= n; i += 256) {
+  size_t i = 0;
+  for (; i + 256 <= n; i += 256) {
     a0 = _mm512_xor_si512(a0, _mm512_load_si512(c + i));
     a1 = _mm512_xor_si512(a1, _mm512_load_si512(c + i + 64));
     a2 = _mm512_xor_si512(a2, _mm512_load_si512(c + i + 128));
     a3 = _mm512_xor_si512(a3, _mm512_load_si512(c + i + 192));
   }
+  for (; i < n; i += 64) a0 = _mm512_xor_si512(a0, _mm512_load_si512(c + i));
   const __m512i x = _mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3));
   return static_cast<uint64_t>(_mm512_reduce_add_epi64(x));
 }

@@ -170,7 +170,7 @@ struct KernelTable {
                    int64_t alpha_stride, int nr, int64_t n, float* y,
                    int64_t y_stride) = nullptr;
   // Reads n bytes (n a multiple of 64, p 64-byte aligned) and returns a
-  // value that depends on all of them (the bandwidth probe).
+  // value that depends on every one of them (the bandwidth probe).
   uint64_t (*read_bytes)(const void* p, size_t n) = nullptr;
   // Runs `iters` iterations of the PeakKind `kind`'s bare sequence
   // (kPeakMacsPerIter multiply-adds each: weights in registers, activations

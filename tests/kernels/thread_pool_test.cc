@@ -8,6 +8,7 @@
 #include "kernels/bandwidth.h"
 #include "kernels/compute_peak.h"
 #include "kernels/isa.h"
+#include "tests/kernels/matmul_testing.h"
 
 namespace weft::kernels {
 namespace {
@@ -106,6 +107,27 @@ TEST(BandwidthTest, ProbeReturnsAPositiveRate) {
   ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
   const double gbs = MeasureReadBandwidth(&pool, size_t{8} << 20, 2);
   EXPECT_GT(gbs, 0.1);
+}
+
+// KernelTable::read_bytes: n a multiple of 64 (not of the unrolled step),
+// and the value depends on every byte, on every table (the emulated
+// AVX-512 one included).
+TEST(BandwidthTest, ReadBytesDependsOnEveryByte) {
+  constexpr size_t kMax = 9 * 64;
+  alignas(64) static uint8_t buf[kMax];
+  for (size_t i = 0; i < kMax; ++i) buf[i] = static_cast<uint8_t>(i * 37 + 11);
+  for (const KernelTable* t : testing::TablesUnderTest()) {
+    SCOPED_TRACE(t->name);
+    for (size_t n : {64, 128, 192, 256, 320, 576}) {
+      const uint64_t base = t->read_bytes(buf, n);
+      EXPECT_EQ(t->read_bytes(buf, n), base);
+      for (size_t pos = 0; pos < n; ++pos) {
+        buf[pos] ^= 0x5a;
+        EXPECT_NE(t->read_bytes(buf, n), base) << "byte " << pos << " of " << n;
+        buf[pos] ^= 0x5a;
+      }
+    }
+  }
 }
 
 TEST(ComputePeakTest, MeasuredWithAvx2OnlyAndLoopsAreDeterministic) {
