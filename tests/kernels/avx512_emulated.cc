@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "kernels/isa.h"
+#include "tensor/half.h"
 
 namespace weft::kernels::avx512_emulated {
 void Fill(KernelTable* t, bool bf16);  // avx512_kernels.cc, below
@@ -100,31 +101,23 @@ static inline float ReduceAddPs(simde__m512 a) {
   return (h4[0] + h4[2]) + (h4[1] + h4[3]);
 }
 
-// vcvtneps2bf16: round to nearest even, NaN to a quiet NaN, denormal
-// inputs treated as zero.
-static inline uint16_t ToBf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((u >> 16) | 0x40);
-  if ((u & 0x7f800000u) == 0) u &= 0x80000000u;
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
-}
-
-static inline __m256bh CvtnepsPbh(simde__m512 a) {
-  float v[16];
-  std::memcpy(v, &a, sizeof v);
-  uint16_t r[16];
-  for (int i = 0; i < 16; ++i) r[i] = ToBf16(v[i]);
-  return Bits<__m256bh>(r);
-}
-
-// Denormals to (signed) zero, as vdpbf16ps treats its inputs and output.
+// Denormals to (signed) zero, as vcvtneps2bf16 and vdpbf16ps treat their
+// inputs and vdpbf16ps its output.
 static inline float FlushDenormal(float f) {
   uint32_t u;
   std::memcpy(&u, &f, sizeof u);
   if ((u & 0x7f800000u) == 0) u &= 0x80000000u;
   return Bits<float>(u);
+}
+
+// vcvtneps2bf16: tensor/half.h's rounding (to nearest even, NaN to a quiet
+// NaN) of the input with denormals treated as zero.
+static inline __m256bh CvtnepsPbh(simde__m512 a) {
+  float v[16];
+  std::memcpy(v, &a, sizeof v);
+  uint16_t r[16];
+  for (int i = 0; i < 16; ++i) r[i] = Fp32ToBf16(FlushDenormal(v[i]));
+  return Bits<__m256bh>(r);
 }
 
 // vdpbf16ps as the SDM's pseudo-code has it: per float lane, the odd pair's
@@ -137,9 +130,7 @@ static inline simde__m512 Dpbf16Ps(simde__m512 src, simde__m512bh a,
   std::memcpy(acc, &src, sizeof acc);
   std::memcpy(av, &a, sizeof av);
   std::memcpy(bv, &b, sizeof bv);
-  auto f32 = [](uint16_t h) {
-    return FlushDenormal(Bits<float>(uint32_t{h} << 16));
-  };
+  auto f32 = [](uint16_t h) { return FlushDenormal(Bf16ToFp32(h)); };
   for (int i = 0; i < 16; ++i) {
     float s = FlushDenormal(acc[i]);
     for (int j : {2 * i + 1, 2 * i})
