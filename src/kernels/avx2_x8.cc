@@ -99,16 +99,9 @@ void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
   constexpr int kGB = kX8GroupBlockBytes<F>;
   const int64_t nb = k / 32;
   const uint8_t* g = static_cast<const uint8_t*>(w);
-  const int8_t* aq[RC];
-  const float* ad[RC];
-  const float* ads[RC];
+  Q8x32Row x[RC];
 #pragma GCC unroll 4
-  for (int c = 0; c < RC; ++c) {
-    aq[c] = reinterpret_cast<const int8_t*>(static_cast<const char*>(xq) +
-                                            c * xq_stride);
-    ad[c] = reinterpret_cast<const float*>(aq[c] + k);
-    ads[c] = ad[c] + nb;
-  }
+  for (int c = 0; c < RC; ++c) x[c] = Q8x32RowAt(xq, xq_stride, c, k);
   __m256 acc[RC], corr[RC];
 #pragma GCC unroll 4
   for (int c = 0; c < RC; ++c) acc[c] = corr[c] = _mm256_setzero_ps();
@@ -119,12 +112,12 @@ void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
     const int8_t* a[RC];
 #pragma GCC unroll 4
-    for (int c = 0; c < RC; ++c) a[c] = aq[c] + 32 * b;
+    for (int c = 0; c < RC; ++c) a[c] = x[c].qs + 32 * b;
     __m256i s32[RC];
     BlockDots<F, RC>(gb, a, s32);
 #pragma GCC unroll 4
     for (int c = 0; c < RC; ++c) {
-      const __m256 s = _mm256_mul_ps(dw, _mm256_set1_ps(ad[c][b]));
+      const __m256 s = _mm256_mul_ps(dw, _mm256_set1_ps(x[c].d[b]));
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s32[c]), s, acc[c]);
     }
   }
@@ -136,7 +129,7 @@ void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + b * kGB)));
 #pragma GCC unroll 4
       for (int c = 0; c < RC; ++c) {
-        corr[c] = _mm256_fmadd_ps(dw, _mm256_set1_ps(ads[c][b]), corr[c]);
+        corr[c] = _mm256_fmadd_ps(dw, _mm256_set1_ps(x[c].ds[b]), corr[c]);
       }
     }
   }

@@ -60,16 +60,12 @@ template <typename F, int NC>
 void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
   const int64_t nb = k / 32;
   const typename F::Block* wb = static_cast<const typename F::Block*>(w);
-  const int8_t* qs[NC];
-  const float* d[NC];
-  const float* ds[NC];
+  Q8x32Row x[NC];
   __m512 acc[NC];
   __m256 acc1[NC], corr[NC];
   float corr_tail[NC];
   for (int c = 0; c < NC; ++c) {
-    qs[c] = reinterpret_cast<const int8_t*>(static_cast<const char*>(xq) + c * stride);
-    d[c] = reinterpret_cast<const float*>(qs[c] + k);
-    ds[c] = d[c] + nb;
+    x[c] = Q8x32RowAt(xq, stride, c, k);
     acc[c] = _mm512_setzero_ps();
     acc1[c] = corr[c] = _mm256_setzero_ps();
     corr_tail[c] = 0;
@@ -86,9 +82,9 @@ void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* 
       const __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(F::Unpack(wb[b])),
                                            F::Unpack(wb[b + 1]), 1);
       for (int c = 0; c < NC; ++c) {
-        const __m512i a = _mm512_loadu_si512(qs[c] + 32 * b);
+        const __m512i a = _mm512_loadu_si512(x[c].qs + 32 * b);
         const __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, a);
-        const __m512 scale = _mm512_mul_ps(vdw, Pair(d[c][b], d[c][b + 1]));
+        const __m512 scale = _mm512_mul_ps(vdw, Pair(x[c].d[b], x[c].d[b + 1]));
         acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), scale, acc[c]);
       }
     }
@@ -98,20 +94,20 @@ void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* 
       const __m256 vdw = _mm256_set1_ps(dws[i]);
       const __m256i u = F::Unpack(wb[b]);
       for (int c = 0; c < NC; ++c) {
-        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs[c] + 32 * b));
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[c].qs + 32 * b));
         const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, a);
-        const __m256 scale = _mm256_mul_ps(vdw, _mm256_broadcast_ss(d[c] + b));
+        const __m256 scale = _mm256_mul_ps(vdw, _mm256_broadcast_ss(x[c].d + b));
         acc1[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), scale, acc1[c]);
       }
     }
     if (n == 8) {
       const __m256 vdws = _mm256_load_ps(dws);
       for (int c = 0; c < NC; ++c) {
-        corr[c] = _mm256_fmadd_ps(vdws, _mm256_loadu_ps(ds[c] + b0), corr[c]);
+        corr[c] = _mm256_fmadd_ps(vdws, _mm256_loadu_ps(x[c].ds + b0), corr[c]);
       }
     } else {
       for (int c = 0; c < NC; ++c) {
-        for (int j = 0; j < n; ++j) corr_tail[c] += dws[j] * ds[c][b0 + j];
+        for (int j = 0; j < n; ++j) corr_tail[c] += dws[j] * x[c].ds[b0 + j];
       }
     }
   }

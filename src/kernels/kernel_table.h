@@ -62,6 +62,21 @@ enum class ActFormat : int {
   kQ8x32Pairs,
 };
 
+// Row `r` of Q8x32 activations whose rows lie `stride` bytes apart: its
+// int8 values, block scales and block sums (the layout above).
+struct Q8x32Row {
+  const int8_t* qs;
+  const float* d;
+  const float* ds;
+};
+static inline Q8x32Row Q8x32RowAt(const void* xq, size_t stride, int64_t r,
+                                  int64_t k) {
+  const int8_t* qs = reinterpret_cast<const int8_t*>(
+      static_cast<const char*>(xq) + static_cast<size_t>(r) * stride);
+  const float* d = reinterpret_cast<const float*>(qs + k);
+  return {qs, d, d + k / 32};
+}
+
 // Bytes of one activation row of `k` elements in `fmt`, rounded up to 64.
 static inline size_t ActRowBytes(ActFormat fmt, int64_t k) {
   size_t bytes = 0;

@@ -50,15 +50,8 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
   constexpr float kOffset = F == X8Fmt::kQ8_0 ? 128.0f : kX8Offset<F>;
   const int64_t nb = k / 32;
   const uint8_t* g = static_cast<const uint8_t*>(w);
-  const int8_t* aq[RC];
-  const float* ad[RC];
-  const float* ads[RC];
-  for (int c = 0; c < RC; ++c) {
-    aq[c] = reinterpret_cast<const int8_t*>(static_cast<const char*>(xq) +
-                                            c * xq_stride);
-    ad[c] = reinterpret_cast<const float*>(aq[c] + k);
-    ads[c] = ad[c] + nb;
-  }
+  Q8x32Row x[RC];
+  for (int c = 0; c < RC; ++c) x[c] = Q8x32RowAt(xq, xq_stride, c, k);
   __m256 acc[RC], corr[RC];
   for (int c = 0; c < RC; ++c) acc[c] = corr[c] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
@@ -81,7 +74,7 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
             flip);
         for (int c = 0; c < RC; ++c) {
           s[c][j & 1] = _mm256_dpbusd_epi32(s[c][j & 1], u,
-                                            Bcast4(aq[c] + 32 * b + 4 * j));
+                                            Bcast4(x[c].qs + 32 * b + 4 * j));
         }
       }
     } else {
@@ -92,7 +85,7 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
         __m256i lo, hi;
         Nibbles<F, J>(gb, &lo, &hi);
         for (int c = 0; c < RC; ++c) {
-          const int8_t* a = aq[c] + 32 * b;
+          const int8_t* a = x[c].qs + 32 * b;
           s[c][0] = _mm256_dpbusd_epi32(s[c][0], lo, Bcast4(a + 4 * J));
           s[c][1] = _mm256_dpbusd_epi32(s[c][1], hi, Bcast4(a + 16 + 4 * J));
         }
@@ -104,9 +97,9 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
     }
     for (int c = 0; c < RC; ++c) {
       const __m256i s32 = _mm256_add_epi32(s[c][0], s[c][1]);
-      const __m256 sc = _mm256_mul_ps(dw, _mm256_set1_ps(ad[c][b]));
+      const __m256 sc = _mm256_mul_ps(dw, _mm256_set1_ps(x[c].d[b]));
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s32), sc, acc[c]);
-      corr[c] = _mm256_fmadd_ps(dw, _mm256_set1_ps(ads[c][b]), corr[c]);
+      corr[c] = _mm256_fmadd_ps(dw, _mm256_set1_ps(x[c].ds[b]), corr[c]);
     }
   }
   for (int c = 0; c < RC; ++c) {
