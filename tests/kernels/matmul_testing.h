@@ -11,30 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/packed_x8.h"
-#ifdef WEFT_EMULATED_AVX512
-#include "tests/kernels/avx512_emulated.h"
-#endif
 #include "tensor/quant.h"
 #include "tensor/types.h"
+#include "tests/kernels/tables_under_test.h"
 
 namespace weft::kernels::testing {
-
-// The tables the kernel tests check: every ISA this CPU supports (scalar
-// first) and, in builds with SIMDe on a CPU with AVX2 but not AVX-512, the
-// AVX-512 table with AVX-512 emulated (avx512_emulated.h).
-inline std::vector<const KernelTable*> TablesUnderTest() {
-  std::vector<const KernelTable*> tables;
-  for (Isa isa : SupportedIsas()) tables.push_back(&GetKernels(isa));
-#ifdef WEFT_EMULATED_AVX512
-  if (IsaSupported(Isa::kAvx2) && !IsaSupported(Isa::kAvx512)) {
-    tables.push_back(&EmulatedAvx512Table());
-  }
-#endif
-  return tables;
-}
 
 struct Problem {
   GgmlType type;

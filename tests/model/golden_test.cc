@@ -11,11 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "kernels/isa.h"
-#ifdef WEFT_EMULATED_AVX512
-#include "tests/kernels/avx512_emulated.h"
-#endif
 #include "model/model.h"
+#include "tests/kernels/tables_under_test.h"
 
 namespace weft::model {
 namespace {
@@ -165,22 +162,15 @@ void CheckGolden(const std::string& model_path, const json& g, float tolerance,
   }
 }
 
-// Runs `check` once per ISA this machine supports (scalar, AVX2, AVX-512),
-// and, where built with SIMDe, on the AVX-512 table with AVX-512 emulated
-// (tests/kernels/avx512_emulated.h), for CPUs without AVX-512.
+// Runs `check` on each table of kernels::testing::TablesUnderTest(): every
+// ISA this machine supports and, where built with SIMDe on a CPU without
+// AVX-512, the AVX-512 table with AVX-512 emulated.
 template <typename Fn>
 void ForEachIsa(Fn&& check) {
-  for (kernels::Isa isa : kernels::SupportedIsas()) {
-    SCOPED_TRACE(std::string(kernels::IsaName(isa)));
-    check(kernels::GetKernels(isa));
+  for (const kernels::KernelTable* t : kernels::testing::TablesUnderTest()) {
+    SCOPED_TRACE(t->name);
+    check(*t);
   }
-#ifdef WEFT_EMULATED_AVX512
-  if (kernels::IsaSupported(kernels::Isa::kAvx2) &&
-      !kernels::IsaSupported(kernels::Isa::kAvx512)) {
-    SCOPED_TRACE("avx512-emulated");
-    check(kernels::testing::EmulatedAvx512Table());
-  }
-#endif
 }
 
 // stories260K is all F32: the only differences from the float64 reference
