@@ -103,9 +103,10 @@ void LegacyTile(int64_t k, const void* w, size_t w_stride, const void* xq,
   const float* ads[RC];
 #pragma GCC unroll 4
   for (int c = 0; c < RC; ++c) {
-    aq[c] = reinterpret_cast<const int8_t*>(static_cast<const char*>(xq) + c * xq_stride);
-    ad[c] = reinterpret_cast<const float*>(aq[c] + k);
-    ads[c] = ad[c] + nb;
+    const Q8x32Row x = Q8x32RowAt(xq, xq_stride, c, k);
+    aq[c] = x.qs;
+    ad[c] = x.d;
+    ads[c] = x.ds;
   }
   __m256 acc[RW][RC];
   __m256 corr[RW][RC];

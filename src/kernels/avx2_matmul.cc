@@ -133,9 +133,10 @@ void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* 
   __m256 acc0[NC], acc1[NC], corr[NC];
   float corr_tail[NC];
   for (int c = 0; c < NC; ++c) {
-    qs[c] = reinterpret_cast<const int8_t*>(static_cast<const char*>(xq) + c * stride);
-    d[c] = reinterpret_cast<const float*>(qs[c] + k);
-    ds[c] = d[c] + nb;
+    const Q8x32Row x = Q8x32RowAt(xq, stride, c, k);
+    qs[c] = x.qs;
+    d[c] = x.d;
+    ds[c] = x.ds;
     acc0[c] = acc1[c] = corr[c] = _mm256_setzero_ps();
     corr_tail[c] = 0;
   }
@@ -194,8 +195,9 @@ void DotQ8_0N(int64_t k, const void* w, const void* xq, size_t stride, float* ou
   const float* d[NC];
   __m256 acc0[NC], acc1[NC];
   for (int c = 0; c < NC; ++c) {
-    qs[c] = reinterpret_cast<const int8_t*>(static_cast<const char*>(xq) + c * stride);
-    d[c] = reinterpret_cast<const float*>(qs[c] + k);
+    const Q8x32Row x = Q8x32RowAt(xq, stride, c, k);
+    qs[c] = x.qs;
+    d[c] = x.d;
     acc0[c] = acc1[c] = _mm256_setzero_ps();
   }
   int64_t b = 0;

@@ -115,13 +115,8 @@ static void TileX8(int64_t k, const void* w, int nr, const void* xq,
   constexpr int kGB = kX8GroupBlockBytes<F>;
   const int64_t nb = k / 32;
   const uint8_t* g = static_cast<const uint8_t*>(w);
-  const int8_t* aq[RC];
-  const float* ad[RC];
-  for (int c = 0; c < RC; ++c) {
-    aq[c] = reinterpret_cast<const int8_t*>(static_cast<const char*>(xq) +
-                                            c * xq_stride);
-    ad[c] = reinterpret_cast<const float*>(aq[c] + k);
-  }
+  Q8x32Row x[RC];
+  for (int c = 0; c < RC; ++c) x[c] = Q8x32RowAt(xq, xq_stride, c, k);
   float32x4_t acc[RC][2], corr[RC][2];
   for (int c = 0; c < RC; ++c) {
     acc[c][0] = acc[c][1] = corr[c][0] = corr[c][1] = vdupq_n_f32(0.0f);
@@ -132,15 +127,15 @@ static void TileX8(int64_t k, const void* w, int nr, const void* xq,
     float32x4_t dw[2];
     Scales(gb, &dw[0], &dw[1]);
     const int8_t* a[RC];
-    for (int c = 0; c < RC; ++c) a[c] = aq[c] + 32 * b;
+    for (int c = 0; c < RC; ++c) a[c] = x[c].qs + 32 * b;
     int32x4_t isum[RC][2];
     BlockDots<D, F, RC>(gb, a, isum);
     for (int c = 0; c < RC; ++c) {
       for (int half = 0; half < 2; ++half) {
-        const float32x4_t s = vmulq_n_f32(dw[half], ad[c][b]);
+        const float32x4_t s = vmulq_n_f32(dw[half], x[c].d[b]);
         acc[c][half] = vfmaq_f32(acc[c][half], vcvtq_f32_s32(isum[c][half]), s);
         if constexpr (kX8Offset<F> != 0) {
-          corr[c][half] = vfmaq_n_f32(corr[c][half], dw[half], ad[c][nb + b]);
+          corr[c][half] = vfmaq_n_f32(corr[c][half], dw[half], x[c].ds[b]);
         }
       }
     }

@@ -85,19 +85,9 @@ float DotBF16(int64_t k, const void* w, const void* x) {
   return s;
 }
 
-struct Q8x32Row {
-  const int8_t* qs;
-  const float* d;
-};
-
-Q8x32Row ViewQ8x32(const void* xq, int64_t k) {
-  const int8_t* qs = static_cast<const int8_t*>(xq);
-  return {qs, reinterpret_cast<const float*>(qs + k)};
-}
-
 float DotQ4_0(int64_t k, const void* w, const void* x) {
   const BlockQ4_0* wb = static_cast<const BlockQ4_0*>(w);
-  const Q8x32Row a = ViewQ8x32(x, k);
+  const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
   float s = 0;
   for (int64_t b = 0; b < k / 32; ++b) {
     const int8_t* q = a.qs + b * 32;
@@ -113,7 +103,7 @@ float DotQ4_0(int64_t k, const void* w, const void* x) {
 
 float DotQ5_0(int64_t k, const void* w, const void* x) {
   const BlockQ5_0* wb = static_cast<const BlockQ5_0*>(w);
-  const Q8x32Row a = ViewQ8x32(x, k);
+  const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
   float s = 0;
   for (int64_t b = 0; b < k / 32; ++b) {
     uint32_t qh;
@@ -132,7 +122,7 @@ float DotQ5_0(int64_t k, const void* w, const void* x) {
 
 float DotQ8_0(int64_t k, const void* w, const void* x) {
   const BlockQ8_0* wb = static_cast<const BlockQ8_0*>(w);
-  const Q8x32Row a = ViewQ8x32(x, k);
+  const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
   float s = 0;
   for (int64_t b = 0; b < k / 32; ++b) {
     int isum = 0;

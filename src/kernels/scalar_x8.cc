@@ -58,10 +58,10 @@ void TileX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
   const int64_t nb = k / 32;
   const uint8_t* g = static_cast<const uint8_t*>(w);
   for (int c = 0; c < nc; ++c) {
-    const int8_t* aq = reinterpret_cast<const int8_t*>(
-        static_cast<const char*>(xq) + c * xq_stride);
-    const float* ad = reinterpret_cast<const float*>(aq + k);
-    const float* ads = ad + nb;
+    const Q8x32Row x = Q8x32RowAt(xq, xq_stride, c, k);
+    const int8_t* aq = x.qs;
+    const float* ad = x.d;
+    const float* ads = x.ds;
     float acc[kX8Rows] = {}, corr[kX8Rows] = {};
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* gb = g + b * kX8GroupBlockBytes<F>;
