@@ -84,8 +84,12 @@ run_one() {  # NAME PORT ROUND
   local ladder=(--concurrency "$CONCURRENCY")
   [[ "$WORKLOAD" == S2 || "$WORKLOAD" == S3 ]] && ladder=()
   echo "== round $3: $1 ==" >&2
+  # Each round draws new prompts (--seed ROUND; both servers get the same
+  # ones): a round that repeated the last one's prompts would measure the
+  # servers' prompt caches, not their compute (llama-server keeps finished
+  # prompts in host RAM, Weft in its KV pool until evicted).
   "$WEFT" bench serve --url "http://127.0.0.1:$2" --workload "$WORKLOAD" \
-    "${ladder[@]}" --label "$1" --out "$out" "${EXTRA[@]}" > "$OUT_DIR/$1-r$3.md"
+    "${ladder[@]}" --seed "$3" --label "$1" --out "$out" "${EXTRA[@]}" > "$OUT_DIR/$1-r$3.md"
 }
 
 {
