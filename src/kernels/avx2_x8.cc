@@ -102,6 +102,12 @@ void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
   Q8x32Row x[RC];
 #pragma GCC unroll 4
   for (int c = 0; c < RC; ++c) x[c] = Q8x32RowAt(xq, xq_stride, c, k);
+  // The offset correction's chain of FMAs (one per block, each waiting on
+  // the last) runs inside the block loop, hidden behind the integer work,
+  // for up to 2 columns; for more, its accumulators would not fit in
+  // registers beside the columns' sums, and it runs in a second pass over
+  // the (cached) block scales. The same FMAs in the same order either way.
+  constexpr bool kCorrInLoop = kX8Offset<F> != 0 && RC <= 2;
   __m256 acc[RC], corr[RC];
 #pragma GCC unroll 4
   for (int c = 0; c < RC; ++c) acc[c] = corr[c] = _mm256_setzero_ps();
@@ -119,11 +125,12 @@ void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
     for (int c = 0; c < RC; ++c) {
       const __m256 s = _mm256_mul_ps(dw, _mm256_set1_ps(x[c].d[b]));
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s32[c]), s, acc[c]);
+      if constexpr (kCorrInLoop) {
+        corr[c] = _mm256_fmadd_ps(dw, _mm256_set1_ps(x[c].ds[b]), corr[c]);
+      }
     }
   }
-  // The offset correction in a second pass over the (cached) block scales:
-  // its accumulators would not fit in registers beside 4 columns' sums.
-  if constexpr (kX8Offset<F> != 0) {
+  if constexpr (kX8Offset<F> != 0 && !kCorrInLoop) {
     for (int64_t b = 0; b < nb; ++b) {
       const __m256 dw = _mm256_cvtph_ps(
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + b * kGB)));
