@@ -98,16 +98,9 @@ void LegacyTile(int64_t k, const void* w, size_t w_stride, const void* xq,
     wb[r] = reinterpret_cast<const Block*>(static_cast<const char*>(w) + r * w_stride);
   }
   const size_t ahead = TR * w_stride;
-  const int8_t* aq[RC];
-  const float* ad[RC];
-  const float* ads[RC];
+  Q8x32Row x[RC];
 #pragma GCC unroll 4
-  for (int c = 0; c < RC; ++c) {
-    const Q8x32Row x = Q8x32RowAt(xq, xq_stride, c, k);
-    aq[c] = x.qs;
-    ad[c] = x.d;
-    ads[c] = x.ds;
-  }
+  for (int c = 0; c < RC; ++c) x[c] = Q8x32RowAt(xq, xq_stride, c, k);
   __m256 acc[RW][RC];
   __m256 corr[RW][RC];
   float corr_tail[RW][RC];
@@ -136,14 +129,14 @@ void LegacyTile(int64_t k, const void* w, size_t w_stride, const void* xq,
       for (int c = 0; c < RC; ++c) {
         for (int j = 0; j < n8; j += 8) {
           const __m256 vw = _mm256_load_ps(dws[r] + j);
-          _mm256_store_ps(sc[r][c] + j, _mm256_mul_ps(vw, _mm256_loadu_ps(ad[c] + b0 + j)));
+          _mm256_store_ps(sc[r][c] + j, _mm256_mul_ps(vw, _mm256_loadu_ps(x[c].d + b0 + j)));
           if constexpr (F::kOffset != 0) {
-            corr[r][c] = _mm256_fmadd_ps(vw, _mm256_loadu_ps(ads[c] + b0 + j), corr[r][c]);
+            corr[r][c] = _mm256_fmadd_ps(vw, _mm256_loadu_ps(x[c].ds + b0 + j), corr[r][c]);
           }
         }
         for (int j = n8; j < n; ++j) {
-          sc[r][c][j] = dws[r][j] * ad[c][b0 + j];
-          if constexpr (F::kOffset != 0) corr_tail[r][c] += dws[r][j] * ads[c][b0 + j];
+          sc[r][c][j] = dws[r][j] * x[c].d[b0 + j];
+          if constexpr (F::kOffset != 0) corr_tail[r][c] += dws[r][j] * x[c].ds[b0 + j];
         }
       }
     }
@@ -152,7 +145,7 @@ void LegacyTile(int64_t k, const void* w, size_t w_stride, const void* xq,
       __m256i a[RC];
 #pragma GCC unroll 4
       for (int c = 0; c < RC; ++c) {
-        a[c] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(aq[c] + 32 * b));
+        a[c] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[c].qs + 32 * b));
       }
 #pragma GCC unroll 4
       for (int r = 0; r < RW; ++r) {

@@ -110,14 +110,14 @@ struct Q5_0 {
 // One block against NC activation rows, accumulated into acc.
 template <typename F, int NC>
 static inline void LegacyBlock(const typename F::Block& blk, float dw, int64_t b,
-                               const int8_t* const* qs, const float* const* d, __m256* acc) {
+                               const Q8x32Row* x, __m256* acc) {
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256 vdw = _mm256_set1_ps(dw);
   const __m256i u = F::Unpack(blk);
   for (int c = 0; c < NC; ++c) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs[c] + 32 * b));
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[c].qs + 32 * b));
     const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(u, a), ones);
-    const __m256 scale = _mm256_mul_ps(vdw, _mm256_broadcast_ss(d[c] + b));
+    const __m256 scale = _mm256_mul_ps(vdw, _mm256_broadcast_ss(x[c].d + b));
     acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), scale, acc[c]);
   }
 }
@@ -126,17 +126,12 @@ template <typename F, int NC>
 void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
   const int64_t nb = k / 32;
   const typename F::Block* wb = static_cast<const typename F::Block*>(w);
-  const int8_t* qs[NC];
-  const float* d[NC];
-  const float* ds[NC];
+  Q8x32Row x[NC];
   // Two accumulator sets (even / odd blocks) to hide the FMA latency.
   __m256 acc0[NC], acc1[NC], corr[NC];
   float corr_tail[NC];
   for (int c = 0; c < NC; ++c) {
-    const Q8x32Row x = Q8x32RowAt(xq, stride, c, k);
-    qs[c] = x.qs;
-    d[c] = x.d;
-    ds[c] = x.ds;
+    x[c] = Q8x32RowAt(xq, stride, c, k);
     acc0[c] = acc1[c] = corr[c] = _mm256_setzero_ps();
     corr_tail[c] = 0;
   }
@@ -147,21 +142,21 @@ void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* 
     for (; i + 2 <= n; i += 2) {
       dws[i] = Fp16(wb[b0 + i].d);
       dws[i + 1] = Fp16(wb[b0 + i + 1].d);
-      LegacyBlock<F, NC>(wb[b0 + i], dws[i], b0 + i, qs, d, acc0);
-      LegacyBlock<F, NC>(wb[b0 + i + 1], dws[i + 1], b0 + i + 1, qs, d, acc1);
+      LegacyBlock<F, NC>(wb[b0 + i], dws[i], b0 + i, x, acc0);
+      LegacyBlock<F, NC>(wb[b0 + i + 1], dws[i + 1], b0 + i + 1, x, acc1);
     }
     if (i < n) {
       dws[i] = Fp16(wb[b0 + i].d);
-      LegacyBlock<F, NC>(wb[b0 + i], dws[i], b0 + i, qs, d, acc0);
+      LegacyBlock<F, NC>(wb[b0 + i], dws[i], b0 + i, x, acc0);
     }
     if (n == 8) {
       const __m256 vdws = _mm256_load_ps(dws);
       for (int c = 0; c < NC; ++c) {
-        corr[c] = _mm256_fmadd_ps(vdws, _mm256_loadu_ps(ds[c] + b0), corr[c]);
+        corr[c] = _mm256_fmadd_ps(vdws, _mm256_loadu_ps(x[c].ds + b0), corr[c]);
       }
     } else {
       for (int c = 0; c < NC; ++c) {
-        for (int j = 0; j < n; ++j) corr_tail[c] += dws[j] * ds[c][b0 + j];
+        for (int j = 0; j < n; ++j) corr_tail[c] += dws[j] * x[c].ds[b0 + j];
       }
     }
   }
@@ -173,16 +168,16 @@ void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* 
 
 // Q8_0: signed weights; |w| * sign(a, w) keeps maddubs' unsigned operand.
 template <int NC>
-static inline void Q8Block(const BlockQ8_0& blk, int64_t b, const int8_t* const* qs,
-                           const float* const* d, __m256* acc) {
+static inline void Q8Block(const BlockQ8_0& blk, int64_t b, const Q8x32Row* x,
+                           __m256* acc) {
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256 vdw = _mm256_set1_ps(Fp16(blk.d));
   const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs));
   const __m256i aq = _mm256_sign_epi8(q, q);
   for (int c = 0; c < NC; ++c) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs[c] + 32 * b));
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[c].qs + 32 * b));
     const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(a, q)), ones);
-    const __m256 scale = _mm256_mul_ps(vdw, _mm256_broadcast_ss(d[c] + b));
+    const __m256 scale = _mm256_mul_ps(vdw, _mm256_broadcast_ss(x[c].d + b));
     acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), scale, acc[c]);
   }
 }
@@ -191,21 +186,18 @@ template <int NC>
 void DotQ8_0N(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
   const int64_t nb = k / 32;
   const BlockQ8_0* wb = static_cast<const BlockQ8_0*>(w);
-  const int8_t* qs[NC];
-  const float* d[NC];
+  Q8x32Row x[NC];
   __m256 acc0[NC], acc1[NC];
   for (int c = 0; c < NC; ++c) {
-    const Q8x32Row x = Q8x32RowAt(xq, stride, c, k);
-    qs[c] = x.qs;
-    d[c] = x.d;
+    x[c] = Q8x32RowAt(xq, stride, c, k);
     acc0[c] = acc1[c] = _mm256_setzero_ps();
   }
   int64_t b = 0;
   for (; b + 2 <= nb; b += 2) {
-    Q8Block<NC>(wb[b], b, qs, d, acc0);
-    Q8Block<NC>(wb[b + 1], b + 1, qs, d, acc1);
+    Q8Block<NC>(wb[b], b, x, acc0);
+    Q8Block<NC>(wb[b + 1], b + 1, x, acc1);
   }
-  if (b < nb) Q8Block<NC>(wb[b], b, qs, d, acc0);
+  if (b < nb) Q8Block<NC>(wb[b], b, x, acc0);
   for (int c = 0; c < NC; ++c) out[c] = HsumPs(_mm256_add_ps(acc0[c], acc1[c]));
 }
 

@@ -59,20 +59,17 @@ void TileX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
   const uint8_t* g = static_cast<const uint8_t*>(w);
   for (int c = 0; c < nc; ++c) {
     const Q8x32Row x = Q8x32RowAt(xq, xq_stride, c, k);
-    const int8_t* aq = x.qs;
-    const float* ad = x.d;
-    const float* ads = x.ds;
     float acc[kX8Rows] = {}, corr[kX8Rows] = {};
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* gb = g + b * kX8GroupBlockBytes<F>;
       int32_t isum[kX8Rows] = {};
-      T::Dots(gb, aq + 32 * b, isum);
+      T::Dots(gb, x.qs + 32 * b, isum);
       for (int i = 0; i < kX8Rows; ++i) {
         uint16_t dbits;
         std::memcpy(&dbits, gb + 2 * i, 2);
         const float dw = Fp16ToFp32(dbits);
-        acc[i] += static_cast<float>(isum[i]) * (dw * ad[b]);
-        corr[i] += dw * ads[b];
+        acc[i] += static_cast<float>(isum[i]) * (dw * x.d[b]);
+        corr[i] += dw * x.ds[b];
       }
     }
     for (int i = 0; i < nr; ++i) {

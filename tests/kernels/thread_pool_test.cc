@@ -8,7 +8,7 @@
 #include "kernels/bandwidth.h"
 #include "kernels/compute_peak.h"
 #include "kernels/isa.h"
-#include "tests/kernels/matmul_testing.h"
+#include "tests/kernels/tables_under_test.h"
 
 namespace weft::kernels {
 namespace {
