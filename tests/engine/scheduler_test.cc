@@ -366,5 +366,39 @@ TEST(SchedulerTest, SlidingWindowReleasesBlocksWhileDecoding) {
   sim.CheckAllDone();
 }
 
+
+TEST(SchedulerTest, PreemptedRequestResumesFromItsCachedBlocks) {
+  // 16 slots for two requests that grow to 8 and 9 tokens: the later one
+  // is preempted, and its full blocks stay in the prefix cache. When the
+  // other finishes, it comes back with all but its last token cached: a
+  // one-token decode, admitted into a pass that had no running decode and
+  // so holds the idle budget (the engine trace test relies on this case).
+  Sim sim(Cfg(8, 4, 4, true, /*idle=*/32), Kv(4, 4));
+  ASSERT_TRUE(sim.Submit(1, Prompt(0, 4), MaxTokens(5)).ok());
+  ASSERT_TRUE(sim.Submit(2, Prompt(100, 5), MaxTokens(5)).ok());
+  StepPlan p = sim.Step();
+  EXPECT_EQ(p.budget, 32);  // both prompts, nothing decodes yet
+  for (int i = 0; i < 3; ++i) {
+    p = sim.Step();
+    EXPECT_EQ(p.budget, 8);
+    EXPECT_EQ(p.seqs.size(), 2u);
+  }
+  p = sim.Step();  // request 1's fifth token needs a block: 2 goes
+  ASSERT_EQ(p.preempted, (std::vector<RequestId>{2}));
+  ASSERT_EQ(p.seqs.size(), 1u);
+  EXPECT_EQ(p.seqs[0].id, 1);
+  EXPECT_EQ(sim.reason(1), FinishReason::kLength);
+  p = sim.Step();
+  EXPECT_EQ(p.budget, 32);
+  ASSERT_EQ(p.seqs.size(), 1u);
+  EXPECT_EQ(p.seqs[0].id, 2);
+  EXPECT_TRUE(p.seqs[0].admitted);
+  EXPECT_EQ(p.seqs[0].start_pos, 8);  // 5 prompt + 4 generated, 8 cached
+  EXPECT_EQ(p.seqs[0].num_new_tokens, 1);
+  EXPECT_TRUE(p.seqs[0].needs_logits);
+  sim.RunUntilIdle();
+  EXPECT_EQ(sim.output(2).size(), 5u);
+  sim.CheckAllDone();  // nothing lost, nothing repeated
+}
 }  // namespace
 }  // namespace weft::engine
