@@ -259,17 +259,28 @@ int RunBenchServe(int argc, char** argv) {
     plan = std::move(*built);
   }
   rc.model = model.empty() ? ServedModel(*ep) : model;
-  json server_config = nullptr;  // weft's effective config, when served
-  if (StatusOr<HttpResponse> r = HttpFetch(*ep, "GET", "/v1/effective-config", "", 10);
-      r.ok() && r->status == 200) {
+  // Weft's effective config, when served (null from other servers).
+  auto fetch_config = [&]() -> json {
+    StatusOr<HttpResponse> r = HttpFetch(*ep, "GET", "/v1/effective-config", "", 10);
+    if (!r.ok() || r->status != 200) return nullptr;
     json j = json::parse(r->body, nullptr, false);
-    if (!j.is_discarded() && j.is_object()) server_config = std::move(j);
-  }
+    return !j.is_discarded() && j.is_object() ? j : json(nullptr);
+  };
+  json server_config = fetch_config();
 
   StatusOr<RunResult> run = RunBenchmark(rc, plan);
   if (!run.ok()) {
     std::fprintf(stderr, "weft bench: %s\n", run.status().message().c_str());
     return 1;
+  }
+  // The server hashes its model file in the background after start-up: a
+  // run that began before the hash was done takes it from a second look.
+  if (server_config.is_object() && server_config.contains("model") &&
+      server_config["model"].is_object() && server_config["model"].value("sha256", json()).is_null()) {
+    json after = fetch_config();
+    if (after.is_object() && after.contains("model") && after["model"].is_object()) {
+      server_config["model"]["sha256"] = after["model"].value("sha256", json());
+    }
   }
   RunMetadata meta;
   meta.command_line = CommandLine(argc, argv);

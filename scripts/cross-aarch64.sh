@@ -29,7 +29,8 @@ if ! dpkg --print-foreign-architectures | grep -qx arm64; then
 fi
 apt_install_missing cross-aarch64 \
   g++-aarch64-linux-gnu qemu-user \
-  libgtest-dev:arm64 libgmock-dev:arm64 libpcre2-dev:arm64 libboost1.81-dev:arm64
+  libgtest-dev:arm64 libgmock-dev:arm64 libpcre2-dev:arm64 libboost1.81-dev:arm64 \
+  libssl-dev:arm64
 
 cmake -S . -B "$BUILD_DIR" -G Ninja \
   -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \

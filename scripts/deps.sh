@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   build-essential cmake ninja-build g++ pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libsimde-dev
-  libpcre2-dev nlohmann-json3-dev libboost1.81-dev
+  libpcre2-dev nlohmann-json3-dev libboost1.81-dev libssl-dev
   clang libclang-rt-14-dev
   python3 python3-venv python3-pip
 )

@@ -90,7 +90,12 @@ EngineBackend::EngineBackend(
       tokenizer_(std::move(tokenizer)),
       engine_(std::move(engine)),
       chat_(std::move(chat)),
-      options_(std::move(options)) {}
+      options_(std::move(options)) {
+  if (options_.hash_model_file && options_.model_info.path &&
+      !options_.model_info.sha256) {
+    hasher_ = std::make_unique<FileHasher>(*options_.model_info.path);
+  }
+}
 
 EngineBackend::~EngineBackend() {
   // The engine's destructor aborts what is live and delivers the final
@@ -109,7 +114,11 @@ Readiness EngineBackend::readiness() const {
   return draining_ ? Readiness::kDraining : Readiness::kReady;
 }
 
-ModelInfo EngineBackend::model_info() const { return options_.model_info; }
+ModelInfo EngineBackend::model_info() const {
+  ModelInfo m = options_.model_info;
+  if (hasher_ != nullptr) m.sha256 = hasher_->result();
+  return m;
+}
 
 EngineInfo EngineBackend::engine_info() const { return options_.engine_info; }
 

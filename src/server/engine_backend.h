@@ -29,6 +29,7 @@
 #include "engine/engine.h"
 #include "server/backend.h"
 #include "server/chat_render.h"
+#include "server/file_hasher.h"
 #include "tokenizer/tokenizer.h"
 
 namespace weft::server {
@@ -40,6 +41,9 @@ struct EngineBackendOptions {
   // Submit sibling sequences (n > 1) after the first one's prefill, so they
   // hit the prefix cache.
   bool defer_siblings = true;
+  // Hash model_info.path on a background thread (FileHasher) and report
+  // the digest as model_info.sha256 once known (unless one was given).
+  bool hash_model_file = false;
 };
 
 class EngineBackend : public Backend {
@@ -103,6 +107,7 @@ class EngineBackend : public Backend {
   std::unique_ptr<engine::Engine> engine_;
   const ChatRenderer chat_;
   const EngineBackendOptions options_;
+  std::unique_ptr<FileHasher> hasher_;  // null unless hash_model_file
 
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Call>> calls_;  // guarded by mu_

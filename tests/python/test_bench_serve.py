@@ -2,6 +2,7 @@
 
 Skipped while the `weft serve` subcommand does not exist yet.
 """
+import hashlib
 import json
 import os
 import re
@@ -80,3 +81,9 @@ def test_s1_against_weft_serve(server, tmp_path):
         assert s["itl_ms"]["count"] > 0
         for sample in level["samples"]:
             assert sample["prompt_tokens"] == 32
+    # The report names the served file by its hash (the server computes it
+    # in the background; the run outlasts that on this tiny model).
+    with open(os.path.join(MODELS, "stories260K.gguf"), "rb") as f:
+        want = hashlib.file_digest(f, "sha256").hexdigest()
+    assert doc["metadata"]["server"]["model"]["sha256"] == want
+    assert f"sha256 {want}" in r.stdout

@@ -7,6 +7,7 @@ Greedy outputs are compared with each other and with `weft run`, never with
 hard-coded Gemma text. Kept short (few tokens) for a 2-core CI machine.
 """
 import concurrent.futures
+import hashlib
 import http.client
 import json
 import os
@@ -103,6 +104,15 @@ def test_models_health_and_effective_config(gemma, client):
     assert 200_000_000 < cfg["model"]["parameter_count"] < 300_000_000
     assert cfg["scheduler"]["max_in_flight"] == 16
     assert cfg["kv"]["blocks_total"] > 0
+    # The server hashes its model file in the background after start-up.
+    with open(DEFAULT_MODEL, "rb") as f:
+        want = hashlib.file_digest(f, "sha256").hexdigest()
+    deadline = time.monotonic() + 60
+    while cfg["model"]["sha256"] is None:
+        assert time.monotonic() < deadline, "model sha256 never reported"
+        time.sleep(0.2)
+        cfg = json.loads(http_call(gemma, "GET", "/v1/effective-config")[2])
+    assert cfg["model"]["sha256"] == want
 
 
 def test_stream_equals_non_stream(client):

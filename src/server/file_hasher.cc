@@ -1,0 +1,48 @@
+#include "server/file_hasher.h"
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <utility>
+
+#include "util/file_hash.h"
+#include "util/log.h"
+
+namespace weft::server {
+
+FileHasher::FileHasher(std::string path)
+    : path_(std::move(path)), thread_([this] { Run(); }) {}
+
+FileHasher::~FileHasher() {
+  cancel_ = true;
+  thread_.join();
+}
+
+std::optional<std::string> FileHasher::result() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return digest_;
+}
+
+void FileHasher::Run() {
+  // Linux: a thread's nice value is its own (PRIO_PROCESS with its tid).
+  // Failure only means it competes at normal priority.
+  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<std::string> d = Sha256File(path_, &cancel_);
+  if (!d.ok()) {
+    if (d.status().code() != StatusCode::kAborted) {
+      LOG(WARNING) << "model file sha256: " << d.status().ToString();
+    }
+    return;
+  }
+  const double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  LOG(INFO) << "model file sha256 " << *d << " (" << s << " s)";
+  std::lock_guard<std::mutex> lock(mu_);
+  digest_ = std::move(*d);
+}
+
+}  // namespace weft::server
