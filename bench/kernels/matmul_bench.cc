@@ -10,10 +10,11 @@
 // of its compute ceiling (one thread). BM_PipeMix (pipe_bench.cc): which
 // AVX2 instructions share execution pipes.
 //
-//   kernels_bench [--isa=scalar|avx2|avx512|neon] [--threads=N] [benchmark flags]
+//   kernels_bench [--isa=scalar|avx2|avx512|neon] [--threads=N] [--hot] [benchmark flags]
 //
 // The weights are replicated until they span >= 256 MiB and each iteration
-// reads the next copy, so M=1 measures DRAM, not the last-level cache.
+// reads the next copy, so M=1 measures DRAM, not the last-level cache;
+// --hot keeps one copy, read from the caches (the compute side alone).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -39,6 +40,7 @@ namespace weft::kernels {
 namespace {
 
 int g_threads = 0;
+bool g_hot = false;  // --hot: one weight copy, read from cache after the first call
 
 ThreadPool& Pool() {
   static ThreadPool* pool = new ThreadPool(ThreadPoolOptions{.num_threads = g_threads});
@@ -77,7 +79,8 @@ const Weights& GetWeights(GgmlType type, const Shape& s, bool x8) {
     for (float& v : wf) v = normal(rng);
     const size_t row_major = RowBytes(type, s.k).value() * s.n;
     slot->bytes = x8 ? PackedX8Bytes(type, s.n, s.k) : row_major;
-    slot->copies = static_cast<int>(((size_t{256} << 20) + slot->bytes - 1) / slot->bytes);
+    slot->copies =
+        g_hot ? 1 : static_cast<int>(((size_t{256} << 20) + slot->bytes - 1) / slot->bytes);
     slot->data.reset(new uint8_t[slot->bytes * slot->copies]);
     std::vector<uint8_t> rows(row_major);
     if (!QuantizeRows(type, wf.data(), rows.data(), s.n, s.k, 0).ok()) std::abort();
@@ -225,6 +228,8 @@ int main(int argc, char** argv) {
         return 2;
       }
       weft::kernels::SetIsa(isa);
+    } else if (std::strcmp(argv[i], "--hot") == 0) {
+      weft::kernels::g_hot = true;
     } else if (std::strncmp(argv[i], "--threads=", 10) == 0) {
       weft::kernels::g_threads = std::atoi(argv[i] + 10);
     } else {

@@ -4,7 +4,7 @@
 // each of two kinds; the counter "ops/ns" counts all of them. Two kinds
 // that share pipes run a mix at about the rate of either alone; kinds on
 // disjoint pipes add up; the last mix chains each add to a vpmaddubsw's
-// result, as the kernels do. Registers only (one broadcast load from L1 in
+// result, as the kernels do. Registers only (one load or broadcast from L1 in
 // the mix that names it), so the figures do not depend on memory.
 //
 // x86-64 with AVX2 and FMA only: elsewhere each case reports an error.
@@ -35,6 +35,13 @@ namespace {
   "vpbroadcastd 8(%0), %%ymm12\n\tvpbroadcastd 12(%0), %%ymm13\n\t"  \
   "vpbroadcastd 16(%0), %%ymm14\n\tvpbroadcastd 20(%0), %%ymm15\n\t" \
   "vpbroadcastd 24(%0), %%ymm10\n\tvpbroadcastd 28(%0), %%ymm11\n\t"
+// Plain 32-byte loads from L1 into ymm10..15 (as WEFT_BCAST_HI): a load
+// that needs no vector pipe, where vpbroadcastd takes one.
+#define WEFT_LOAD_HI                                                 \
+  "vmovdqu (%0), %%ymm10\n\tvmovdqu 4(%0), %%ymm11\n\t"              \
+  "vmovdqu 8(%0), %%ymm12\n\tvmovdqu 12(%0), %%ymm13\n\t"            \
+  "vmovdqu 16(%0), %%ymm14\n\tvmovdqu 20(%0), %%ymm15\n\t"           \
+  "vmovdqu 24(%0), %%ymm10\n\tvmovdqu 28(%0), %%ymm11\n\t"
 // vpmaddubsw into ymm0..7 (write-only, as WEFT_OPS_LO) each followed by an
 // add of its result into one of the accumulators ymm10..15, as the tiles
 // use them (each add waits for its vpmaddubsw and for the previous add to
@@ -77,6 +84,7 @@ WEFT_MIX(MaddubsSignb, WEFT_OPS_LO("vpmaddubsw") WEFT_OPS_HI("vpsignb"))
 WEFT_MIX(MaddubsMulps, WEFT_OPS_LO("vpmaddubsw") WEFT_OPS_HI("vmulps"))
 WEFT_MIX(MaddubsPaddw, WEFT_OPS_LO("vpmaddubsw") WEFT_OPS_HI("vpaddw"))
 WEFT_MIX(MaddubsBcast, WEFT_OPS_LO("vpmaddubsw") WEFT_BCAST_HI)
+WEFT_MIX(MaddubsLoad, WEFT_OPS_LO("vpmaddubsw") WEFT_LOAD_HI)
 WEFT_MIX(MaddubsAcc, WEFT_MADD_ACC("vpaddw"))
 
 constexpr Mix kMixes[] = {
@@ -90,6 +98,7 @@ constexpr Mix kMixes[] = {
     {"vpmaddubsw+vmulps", 16, MaddubsMulps},
     {"vpmaddubsw+vpaddw", 16, MaddubsPaddw},
     {"vpmaddubsw+vpbroadcastd(mem)", 16, MaddubsBcast},
+    {"vpmaddubsw+vmovdqu(mem)", 16, MaddubsLoad},
     {"vpmaddubsw+vpaddw(accumulating)", 16, MaddubsAcc},
 };
 constexpr int kNumMixes = sizeof(kMixes) / sizeof(kMixes[0]);
