@@ -26,9 +26,14 @@ std::optional<std::string> FileHasher::result() const {
 }
 
 void FileHasher::Run() {
-  // Linux: a thread's nice value is its own (PRIO_PROCESS with its tid).
+  // Linux: a thread's nice value and I/O priority are its own (with its
+  // tid): the lowest CPU priority and the idle I/O class (ioprio_set,
+  // IOPRIO_WHO_PROCESS = 1, IOPRIO_CLASS_IDLE = 3 << 13), so that reading a
+  // model file that is not in the page cache yields to inference too.
   // Failure only means it competes at normal priority.
-  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+  const long tid = syscall(SYS_gettid);
+  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 19);
+  (void)syscall(SYS_ioprio_set, 1, static_cast<int>(tid), 3 << 13);
   const auto start = std::chrono::steady_clock::now();
   StatusOr<std::string> d = Sha256File(path_, &cancel_);
   if (!d.ok()) {
