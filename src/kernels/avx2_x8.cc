@@ -166,7 +166,6 @@ void TileX8Wide(int64_t k, const void* w, int nr, const void* xq, size_t xq_stri
   constexpr int kGB = kX8GroupBlockBytes<F>;
   const int64_t nb = k / 32;
   const uint8_t* g = static_cast<const uint8_t*>(w);
-  const char* x0 = static_cast<const char*>(xq);
   alignas(32) float acc[kX8WideCols][kX8Rows];
   alignas(32) float corr[kX8WideCols][kX8Rows];
   for (int c = 0; c < nc; ++c) {
@@ -185,9 +184,8 @@ void TileX8Wide(int64_t k, const void* w, int nr, const void* xq, size_t xq_stri
     Nibbles<F, 2>(gb, &lo[2], &hi[2]);
     Nibbles<F, 3>(gb, &lo[3], &hi[3]);
     for (int c = 0; c < nc; ++c) {
-      const int8_t* xc = reinterpret_cast<const int8_t*>(x0 + c * xq_stride);
-      const int8_t* a = xc + 32 * b;
-      const float* ad = reinterpret_cast<const float*>(xc + k);
+      const Q8x32Row x = Q8x32RowAt(xq, xq_stride, c, k);
+      const int8_t* a = x.qs + 32 * b;
       // Q4_0's codes fit 8 maddubs in int16, Q5_0's 4 (as in BlockDots).
       __m256i s16 = _mm256_setzero_si256(), t16 = _mm256_setzero_si256();
 #pragma GCC unroll 4
@@ -200,10 +198,10 @@ void TileX8Wide(int64_t k, const void* w, int nr, const void* xq, size_t xq_stri
       }
       __m256i s32 = _mm256_madd_epi16(s16, ones);
       if constexpr (F == Fmt::kQ5_0) s32 = _mm256_add_epi32(s32, _mm256_madd_epi16(t16, ones));
-      const __m256 s = _mm256_mul_ps(dw, _mm256_set1_ps(ad[b]));
+      const __m256 s = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[b]));
       _mm256_store_ps(acc[c],
                       _mm256_fmadd_ps(_mm256_cvtepi32_ps(s32), s, _mm256_load_ps(acc[c])));
-      _mm256_store_ps(corr[c], _mm256_fmadd_ps(dw, _mm256_set1_ps(ad[nb + b]),
+      _mm256_store_ps(corr[c], _mm256_fmadd_ps(dw, _mm256_set1_ps(x.ds[b]),
                                                _mm256_load_ps(corr[c])));
     }
   }
