@@ -19,11 +19,8 @@ using x86::HsumPs;
 // ---- Activations ----
 
 void QuantizeQ8x32(const float* x, void* xq, int64_t k) {
-  const int64_t nb = k / 32;
-  int8_t* qs = static_cast<int8_t*>(xq);
-  float* d = reinterpret_cast<float*>(qs + k);
-  float* ds = d + nb;
-  for (int64_t b = 0; b < nb; ++b) {
+  const auto [qs, d, ds] = MutableQ8x32RowAt(xq, k);
+  for (int64_t b = 0; b < k / 32; ++b) {
     int sum;
     d[b] = x86::QuantizeQ8Group(x + 32 * b, 1, qs + 32 * b, &sum);
     ds[b] = d[b] * static_cast<float>(sum);

@@ -77,6 +77,18 @@ static inline Q8x32Row Q8x32RowAt(const void* xq, size_t stride, int64_t r,
   return {qs, d, d + k / 32};
 }
 
+// The same layout for writing one row at `xq` (what QuantizeQ8x32 fills).
+struct MutableQ8x32Row {
+  int8_t* qs;
+  float* d;
+  float* ds;
+};
+static inline MutableQ8x32Row MutableQ8x32RowAt(void* xq, int64_t k) {
+  int8_t* qs = static_cast<int8_t*>(xq);
+  float* d = reinterpret_cast<float*>(qs + k);
+  return {qs, d, d + k / 32};
+}
+
 // Bytes of one activation row of `k` elements in `fmt`, rounded up to 64.
 static inline size_t ActRowBytes(ActFormat fmt, int64_t k) {
   size_t bytes = 0;

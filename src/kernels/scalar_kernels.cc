@@ -35,11 +35,8 @@ void QuantizeBlock8(const float* x, int n, int8_t* q, float* d_out,
 }
 
 void QuantizeQ8x32(const float* x, void* xq, int64_t k) {
-  const int64_t nb = k / 32;
-  int8_t* qs = static_cast<int8_t*>(xq);
-  float* d = reinterpret_cast<float*>(qs + k);
-  float* ds = d + nb;
-  for (int64_t b = 0; b < nb; ++b) {
+  const auto [qs, d, ds] = MutableQ8x32RowAt(xq, k);
+  for (int64_t b = 0; b < k / 32; ++b) {
     int sum;
     QuantizeBlock8(x + b * 32, 32, qs + b * 32, &d[b], &sum);
     ds[b] = d[b] * static_cast<float>(sum);
