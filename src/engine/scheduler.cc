@@ -186,6 +186,12 @@ StepPlan Scheduler::Schedule() {
     pass.plan.step = ++step_;
     ++stats_.num_steps;
     stats_.num_scheduled_tokens += pass.plan.num_batched_tokens;
+  } else {
+    // An empty plan is not executed: the executor hears of these with the
+    // next plan that is (else their per-request state would never go).
+    freed_.insert(freed_.begin(), pass.plan.freed.begin(),
+                  pass.plan.freed.end());
+    pass.plan.freed.clear();
   }
   return std::move(pass.plan);
 }
@@ -208,14 +214,22 @@ void Scheduler::ScheduleRunning(Request* req, Pass* pass) {
       n = config_.ChunkCap();
       continue;
     }
-    Request* victim = running_.back();
+    // The lowest priority class goes first, within it the most recently
+    // admitted (vLLM's priority policy; plain LIFO when all are equal).
+    Request* victim = *std::max_element(
+        running_.begin(), running_.end(),
+        [](const Request* a, const Request* b) {
+          return a->priority != b->priority ? a->priority < b->priority
+                                            : a->admission < b->admission;
+        });
     if (victim == req && running_.size() == 1) {
-      // Nothing else holds blocks: this request alone exceeds the cache.
+      // Nothing else holds blocks: this request alone exceeds the cache
+      // (a server caps its context so that this cannot happen).
       FinishRequest(req, FinishReason::kError,
-                    StrFormat("request needs more than the %d KV blocks of "
-                              "the cache (%d tokens)",
-                              static_cast<int>(kv_.stats().num_blocks),
-                              req->num_tokens()));
+                    StrFormat("request of %d tokens does not fit the KV "
+                              "cache alone (%d blocks of %d tokens)",
+                              req->num_tokens(), kv_.pool().num_blocks(),
+                              kv_.block_size()));
       return;
     }
     Preempt(victim, pass);

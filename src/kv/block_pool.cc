@@ -1,6 +1,7 @@
 #include "kv/block_pool.h"
 
 #include <algorithm>
+#include <random>
 
 #include "util/strings.h"
 
@@ -17,8 +18,15 @@ uint64_t Mix(uint64_t x) {
 
 }  // namespace
 
-BlockPool::BlockPool(int num_blocks, int block_size)
-    : block_size_(block_size), blocks_(static_cast<size_t>(num_blocks)) {
+uint64_t RandomSeed() {
+  std::random_device rd;
+  return (uint64_t{rd()} << 32) ^ rd() ^ 1;  // never 0
+}
+
+BlockPool::BlockPool(int num_blocks, int block_size, uint64_t key_seed)
+    : block_size_(block_size),
+      blocks_(static_cast<size_t>(num_blocks)),
+      key_seed_(key_seed != 0 ? key_seed : RandomSeed()) {
   CHECK_GT(num_blocks, 0);
   CHECK_GT(block_size, 0);
   free_.reserve(blocks_.size());
@@ -92,10 +100,10 @@ void BlockPool::Release(BlockId id) {
 int BlockPool::ref_count(BlockId id) const { return at(id).ref; }
 bool BlockPool::is_cached(BlockId id) const { return at(id).cached; }
 
-BlockHash BlockPool::hash_of(BlockId id) const {
+CacheEntryId BlockPool::entry_of(BlockId id) const {
   const Block& b = at(id);
   CHECK(b.cached);
-  return b.hash;
+  return b.entry;
 }
 
 std::optional<BlockId> BlockPool::PrepareAppend(
@@ -110,38 +118,53 @@ std::optional<BlockId> BlockPool::PrepareAppend(
   return fresh;
 }
 
-BlockHash BlockPool::HashBlock(BlockHash parent,
-                               std::span<const TokenId> tokens) {
-  uint64_t h = Mix(parent ^ (0x51ed270b27aa5f1dULL * (tokens.size() + 1)));
+uint64_t BlockPool::Key(CacheEntryId parent,
+                        std::span<const TokenId> tokens) const {
+  if (constant_keys_) return 0;
+  uint64_t h = Mix(key_seed_ ^ Mix(parent));
   for (TokenId t : tokens) h = Mix(h ^ static_cast<uint32_t>(t));
   return h;
 }
 
-void BlockPool::CacheBlock(BlockId id, BlockHash parent,
-                           std::span<const TokenId> tokens) {
+bool BlockPool::Matches(const Block& b, CacheEntryId parent,
+                        std::span<const TokenId> tokens) const {
+  return b.cached && b.parent == parent &&
+         std::equal(tokens.begin(), tokens.end(), b.tokens.begin(),
+                    b.tokens.end());
+}
+
+std::optional<CacheEntryId> BlockPool::CacheBlock(
+    BlockId id, CacheEntryId parent, std::span<const TokenId> tokens) {
   Block& b = at(id);
   CHECK_GT(b.ref, 0) << "caching an unowned block " << id;
   CHECK_EQ(static_cast<int>(tokens.size()), block_size_);
-  if (b.cached) return;
-  BlockHash h = HashBlock(parent, tokens);
-  if (by_hash_.count(h)) return;  // same contents cached elsewhere (or a
-                                  // collision): keep the existing entry
+  CHECK_NE(parent, kNoEntry);
+  if (b.cached) {
+    if (Matches(b, parent, tokens)) return b.entry;
+    return std::nullopt;
+  }
+  const uint64_t key = Key(parent, tokens);
+  auto it = by_key_.find(key);
+  if (it != by_key_.end()) {
+    const Block& other = at(it->second);
+    if (Matches(other, parent, tokens)) return other.entry;
+    return std::nullopt;  // an index collision: the first entry stays
+  }
   b.cached = true;
-  b.hash = h;
+  b.key = key;
+  b.entry = next_entry_++;
   b.parent = parent;
   b.tokens.assign(tokens.begin(), tokens.end());
-  by_hash_.emplace(h, id);
+  by_key_.emplace(key, id);
+  return b.entry;
 }
 
 std::optional<BlockId> BlockPool::FindCached(
-    BlockHash parent, std::span<const TokenId> tokens) const {
-  auto it = by_hash_.find(HashBlock(parent, tokens));
-  if (it == by_hash_.end()) return std::nullopt;
-  const Block& b = at(it->second);
-  if (b.parent != parent ||
-      !std::equal(tokens.begin(), tokens.end(), b.tokens.begin(),
-                  b.tokens.end())) {
-    return std::nullopt;  // hash collision
+    CacheEntryId parent, std::span<const TokenId> tokens) const {
+  if (parent == kNoEntry) return std::nullopt;
+  auto it = by_key_.find(Key(parent, tokens));
+  if (it == by_key_.end() || !Matches(at(it->second), parent, tokens)) {
+    return std::nullopt;
   }
   return it->second;
 }
@@ -149,7 +172,7 @@ std::optional<BlockId> BlockPool::FindCached(
 void BlockPool::Uncache(BlockId id) {
   Block& b = at(id);
   if (!b.cached) return;
-  by_hash_.erase(b.hash);
+  by_key_.erase(b.key);
   b.cached = false;
   b.tokens.clear();
   b.tokens.shrink_to_fit();
@@ -165,7 +188,7 @@ BlockPoolStats BlockPool::stats() const {
   s.num_blocks = num_blocks();
   s.num_free = num_free();
   s.num_idle_cached = num_idle();
-  s.num_cached = static_cast<int64_t>(by_hash_.size());
+  s.num_cached = static_cast<int64_t>(by_key_.size());
   s.num_used = s.num_blocks - s.num_free - s.num_idle_cached;
   s.prefix_query_tokens = prefix_query_tokens_;
   s.prefix_hit_tokens = prefix_hit_tokens_;
@@ -201,19 +224,19 @@ Status BlockPool::CheckInvariants() const {
       }
     }
     if (b.cached) {
-      auto it = by_hash_.find(b.hash);
-      if (it == by_hash_.end() || it->second != id) {
-        return InternalError(StrFormat("block %d hash not indexed", id));
+      auto it = by_key_.find(b.key);
+      if (it == by_key_.end() || it->second != id) {
+        return InternalError(StrFormat("block %d key not indexed", id));
       }
     }
   }
   if (free_count != num_free() || idle_count != num_idle() ||
-      cached_count != static_cast<int>(by_hash_.size()) ||
+      cached_count != static_cast<int>(by_key_.size()) ||
       free_count + idle_count + used_count != num_blocks()) {
     return InternalError(StrFormat(
         "counts: free %d/%d idle %d/%d cached %d/%zu used %d total %d",
         free_count, num_free(), idle_count, num_idle(), cached_count,
-        by_hash_.size(), used_count, num_blocks()));
+        by_key_.size(), used_count, num_blocks()));
   }
   return OkStatus();
 }

@@ -1,7 +1,17 @@
 // BlockPool: the mechanism under the paged KV cache. It owns N fixed-size
 // blocks (block_size token slots each) and knows nothing about requests or
-// tensors: reference counts, a free list, a prefix cache of full blocks keyed
-// by a hash chain, and LRU eviction of cached blocks nobody references.
+// tensors: reference counts, a free list, a prefix cache of full blocks, and
+// LRU eviction of cached blocks nobody references.
+//
+// Prefix cache: a cached block is an entry with an id unique for the pool's
+// lifetime (never reused), registered under its parent (the entry of the
+// block before it, kRootEntry for a sequence's first block) and its tokens.
+// A lookup matches the parent's id and every token exactly, so a hit is
+// never wrong: a block's KV is reused only after the very blocks it was
+// computed after. The 64-bit hash over (parent, tokens), seeded at random
+// per pool, only indexes the entries; when two contents share an index the
+// later one is not cached (a miss, never a wrong hit). vLLM chains hashes
+// of the contents instead, which trusts the hash.
 //
 // Block states (every block is in exactly one):
 //   free    ref == 0, not cached; in free_ (allocated first).
@@ -26,12 +36,15 @@ namespace weft::kv {
 
 using BlockId = int32_t;
 using TokenId = int32_t;
-using BlockHash = uint64_t;
+// A prefix cache entry's id (see the top of the file).
+using CacheEntryId = uint64_t;
 
 // A table entry for a block that was released (sliding window); never read.
 inline constexpr BlockId kNullBlock = -1;
-// The parent hash of a sequence's first block.
-inline constexpr BlockHash kRootHash = 0x9e3779b97f4a7c15ULL;
+// The parent of a sequence's first block.
+inline constexpr CacheEntryId kRootEntry = 0;
+// No entry: a chain the cache cannot follow (see CacheBlock).
+inline constexpr CacheEntryId kNoEntry = ~CacheEntryId{0};
 
 // "Copy the token slots of block src into block dst before this pass's
 // forward": the pool decides, the model layer does the tensor copy.
@@ -56,8 +69,9 @@ struct BlockPoolStats {
 
 class BlockPool {
  public:
-  // REQUIRES: num_blocks > 0, block_size > 0.
-  BlockPool(int num_blocks, int block_size);
+  // REQUIRES: num_blocks > 0, block_size > 0. key_seed seeds the index
+  // hash; 0 draws one from std::random_device.
+  BlockPool(int num_blocks, int block_size, uint64_t key_seed = 0);
   BlockPool(const BlockPool&) = delete;
   BlockPool& operator=(const BlockPool&) = delete;
 
@@ -88,18 +102,22 @@ class BlockPool {
   std::optional<BlockId> PrepareAppend(BlockId id,
                                        std::optional<BlockCopy>* copy);
 
-  // The hash of a full block: a chain over the parent block's hash.
-  static BlockHash HashBlock(BlockHash parent, std::span<const TokenId> tokens);
-  // Registers full block `id` (ref > 0) in the prefix cache. No-op when the
-  // block is already cached or another block holds the same contents.
-  void CacheBlock(BlockId id, BlockHash parent,
-                  std::span<const TokenId> tokens);
-  // The cached block with exactly these contents after `parent`, or nullopt.
-  // Hash collisions are ruled out by comparing the stored tokens.
-  std::optional<BlockId> FindCached(BlockHash parent,
+  // Registers full block `id` (ref > 0) as the entry for `tokens` after
+  // `parent` and returns the entry that holds these contents now: the
+  // block's new one, or an existing entry with the same parent and tokens
+  // (then `id` stays uncached; its KV is the same). nullopt when neither:
+  // the index is taken by other contents, or `id` is already cached as
+  // something else. A caller then caches no block after this one.
+  std::optional<CacheEntryId> CacheBlock(BlockId id, CacheEntryId parent,
+                                         std::span<const TokenId> tokens);
+  // The cached block with exactly these tokens after entry `parent`.
+  std::optional<BlockId> FindCached(CacheEntryId parent,
                                     std::span<const TokenId> tokens) const;
-  // The hash a cached block is registered under. REQUIRES: is_cached(id).
-  BlockHash hash_of(BlockId id) const;
+  // The entry a cached block holds. REQUIRES: is_cached(id).
+  CacheEntryId entry_of(BlockId id) const;
+  // Makes every index key the same, so that any two contents collide
+  // (tests of the collision path).
+  void SetConstantKeysForTesting() { constant_keys_ = true; }
 
   void RecordPrefixQuery(int64_t query_tokens, int64_t hit_tokens);
   BlockPoolStats stats() const;
@@ -111,11 +129,15 @@ class BlockPool {
     int ref = 0;
     bool cached = false;
     bool idle = false;             // in lru_ (ref == 0 && cached)
-    BlockHash hash = 0;            // valid when cached
-    BlockHash parent = 0;          // valid when cached
-    std::vector<TokenId> tokens;   // contents when cached (collision check)
+    uint64_t key = 0;              // index key (by_key_), when cached
+    CacheEntryId entry = 0;        // valid when cached
+    CacheEntryId parent = 0;       // valid when cached
+    std::vector<TokenId> tokens;   // contents when cached (matched exactly)
     std::list<BlockId>::iterator lru_it;
   };
+  uint64_t Key(CacheEntryId parent, std::span<const TokenId> tokens) const;
+  bool Matches(const Block& b, CacheEntryId parent,
+               std::span<const TokenId> tokens) const;
   void Uncache(BlockId id);
   Block& at(BlockId id);
   const Block& at(BlockId id) const;
@@ -124,7 +146,10 @@ class BlockPool {
   std::vector<Block> blocks_;
   std::vector<BlockId> free_;    // stack; the back is allocated next
   std::list<BlockId> lru_;       // idle cached blocks, front = least recent
-  std::unordered_map<BlockHash, BlockId> by_hash_;
+  std::unordered_map<uint64_t, BlockId> by_key_;  // cached blocks
+  uint64_t key_seed_;
+  bool constant_keys_ = false;
+  CacheEntryId next_entry_ = kRootEntry + 1;
   int64_t prefix_query_tokens_ = 0;
   int64_t prefix_hit_tokens_ = 0;
   int64_t evictions_ = 0;

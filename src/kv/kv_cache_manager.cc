@@ -1,6 +1,7 @@
 #include "kv/kv_cache_manager.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "util/strings.h"
 
@@ -104,20 +105,42 @@ int KvCacheManager::MaxBlocksHeld(int group, int num_tokens,
   return std::min(all, BlocksFor(w - 1 + std::max(max_chunk, 1)) + 1);
 }
 
+int KvCacheManager::MaxSequenceTokens(const KvCacheConfig& config,
+                                      int max_chunk) {
+  const int64_t bs = config.block_size;
+  int64_t most = std::numeric_limits<int>::max();
+  auto group = [&](int64_t blocks, int64_t window) {
+    if (window > 0) {
+      // As MaxBlocksHeld: a windowed group holds at most this many.
+      const int64_t held =
+          (window - 1 + std::max(max_chunk, 1) + bs - 1) / bs + 1;
+      if (held <= blocks) return;
+    }
+    most = std::min(most, blocks * bs);
+  };
+  group(config.num_blocks, config.sliding_window);
+  if (config.num_groups() > 1) {
+    group(config.local_num_blocks, config.local_window);
+  }
+  return static_cast<int>(most);
+}
+
 PrefixHit KvCacheManager::FindCachedPrefix(
     std::span<const TokenId> tokens) const {
   PrefixHit hit;
   const int bs = config_.block_size;
   if (tokens.empty()) return hit;
   const int max_blocks = (static_cast<int>(tokens.size()) - 1) / bs;
-  std::vector<BlockHash> parents;  // parents[i]: chain hash before block i
+  // parents[i]: group 0's entry before block i (the local group's blocks
+  // are registered under the same parents).
+  std::vector<CacheEntryId> parents;
   for (int i = 0; i < max_blocks; ++i) {
-    std::optional<BlockId> b =
-        pools_[0]->FindCached(hit.last_hash, tokens.subspan(size_t(i) * bs, bs));
+    std::optional<BlockId> b = pools_[0]->FindCached(
+        hit.last_entry, tokens.subspan(size_t(i) * bs, bs));
     if (!b) break;
-    parents.push_back(hit.last_hash);
+    parents.push_back(hit.last_entry);
     hit.blocks.push_back(*b);
-    hit.last_hash = pools_[0]->hash_of(*b);
+    hit.last_entry = pools_[0]->entry_of(*b);
   }
   if (num_groups() > 1) {
     // The local group: the longest k' <= k whose blocks covering positions
@@ -142,8 +165,8 @@ PrefixHit KvCacheManager::FindCachedPrefix(
       if (run[static_cast<size_t>(kk) - 1] >= kk - first) break;
     }
     hit.blocks.resize(static_cast<size_t>(kk));
-    hit.last_hash =
-        kk == 0 ? kRootHash : pools_[0]->hash_of(hit.blocks.back());
+    hit.last_entry =
+        kk == 0 ? kRootEntry : pools_[0]->entry_of(hit.blocks.back());
     local.resize(static_cast<size_t>(kk));
     for (int i = 0; i < std::min(first, kk); ++i) local[size_t(i)] = kNullBlock;
     hit.local_blocks = std::move(local);
@@ -220,7 +243,7 @@ std::optional<SlotAllocation> KvCacheManager::AllocateSlots(
         t.blocks = blocks;
         t.num_tokens = prefix->num_tokens;
         t.num_committed_blocks = static_cast<int>(blocks.size());
-        t.last_hash = prefix->last_hash;
+        t.last_entry = prefix->last_entry;
         while (t.num_released < static_cast<int>(blocks.size()) &&
                blocks[static_cast<size_t>(t.num_released)] == kNullBlock) {
           ++t.num_released;
@@ -270,16 +293,31 @@ void KvCacheManager::CommitComputed(SeqId seq, std::span<const TokenId> tokens,
   if (it == tables_.end()) return;
   const int bs = config_.block_size;
   const int full = num_computed / bs;
-  for (size_t g = 0; g < it->second.size(); ++g) {
-    BlockTable& t = it->second[g];
+  std::vector<BlockTable>& tables = it->second;
+  const int first = tables[0].num_committed_blocks;
+  // parents[i - first]: group 0's entry before block i.
+  std::vector<CacheEntryId> parents;
+  for (size_t g = 0; g < tables.size(); ++g) {
+    BlockTable& t = tables[g];
     CHECK_LE(num_computed, t.num_tokens);
     CHECK_LE(num_computed, static_cast<int>(tokens.size()));
-    for (int i = t.num_committed_blocks; i < full; ++i) {
+    CHECK_EQ(t.num_committed_blocks, first);  // the groups commit together
+    for (int i = first; i < full; ++i) {
       std::span<const TokenId> blk = tokens.subspan(size_t(i) * bs, bs);
-      BlockId b = t.blocks[static_cast<size_t>(i)];
-      if (b != kNullBlock) pools_[g]->CacheBlock(b, t.last_hash, blk);
-      // The chain continues from the contents, whichever block holds them.
-      t.last_hash = BlockPool::HashBlock(t.last_hash, blk);
+      const BlockId b = t.blocks[static_cast<size_t>(i)];
+      if (g == 0) {
+        parents.push_back(t.last_entry);
+        if (t.last_entry == kNoEntry) continue;
+        // A released block (never computed here) breaks the chain.
+        std::optional<CacheEntryId> e;
+        if (b != kNullBlock) e = pools_[g]->CacheBlock(b, t.last_entry, blk);
+        t.last_entry = e.value_or(kNoEntry);
+      } else {
+        const CacheEntryId parent = parents[static_cast<size_t>(i - first)];
+        if (b != kNullBlock && parent != kNoEntry) {
+          (void)pools_[g]->CacheBlock(b, parent, blk);
+        }
+      }
     }
     t.num_committed_blocks = std::max(t.num_committed_blocks, full);
   }

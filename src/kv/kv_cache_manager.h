@@ -59,8 +59,11 @@ struct KvCacheConfig {
 struct BlockTable {
   std::vector<BlockId> blocks;  // logical block i -> physical (or kNullBlock)
   int num_tokens = 0;           // token slots reserved (computed or scheduled)
-  int num_committed_blocks = 0; // leading full blocks hashed into the cache
-  BlockHash last_hash = kRootHash;  // chain hash of the last committed block
+  int num_committed_blocks = 0; // leading full blocks offered to the cache
+  // Group 0's table: the cache entry holding the last committed block's
+  // contents (kRootEntry before the first), the parent of the next one;
+  // kNoEntry once a block could not be cached (no later block is).
+  CacheEntryId last_entry = kRootEntry;
   int num_released = 0;         // leading blocks released (sliding window)
 };
 
@@ -71,7 +74,7 @@ struct PrefixHit {
   // those outside the window); empty without a local group.
   std::vector<BlockId> local_blocks;
   int num_tokens = 0;           // blocks.size() * block_size
-  BlockHash last_hash = kRootHash;
+  CacheEntryId last_entry = kRootEntry;  // group 0's entry of the last block
 };
 
 // Where one scheduling step's new tokens of a sequence go.
@@ -110,6 +113,10 @@ class KvCacheManager {
   // The most blocks of `group` one sequence of num_tokens tokens holds at
   // once when fed chunks of at most max_chunk tokens.
   int MaxBlocksHeld(int group, int num_tokens, int max_chunk) const;
+  // The longest sequence (tokens) a cache of `config` holds alone, fed
+  // chunks of at most max_chunk tokens: what a server's context length may
+  // be. INT_MAX when every group is windowed and holds its window.
+  static int MaxSequenceTokens(const KvCacheConfig& config, int max_chunk);
 
   // The longest run of cached full blocks that prefixes `tokens` and, with a
   // local group, whose last window - 1 tokens are cached there too; never

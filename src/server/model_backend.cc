@@ -8,6 +8,7 @@
 
 #include "chat/template.h"
 #include "engine/model_executor.h"
+#include "kv/kv_cache_manager.h"
 #include "kernels/isa.h"
 #include "model/model.h"
 #include "tensor/types.h"
@@ -125,6 +126,23 @@ StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
                                             config.kv_split_groups,
                                             &kv_bytes_used));
   const int64_t blocks = kv.num_blocks;
+  // One sequence must fit in the cache alone, or a request the context
+  // allows would fail after doing its work (vLLM refuses to start then).
+  const int kv_tokens =
+      kv::KvCacheManager::MaxSequenceTokens(kv, sched.ChunkCap());
+  if (sched.max_model_len > kv_tokens) {
+    if (config.scheduler.max_model_len > 0) {
+      return InvalidArgumentError(StrFormat(
+          "a context of %d tokens (--ctx) does not fit the KV cache, which "
+          "holds %d tokens of one sequence: raise --kv-memory or lower --ctx",
+          sched.max_model_len, kv_tokens));
+    }
+    LOG(WARNING) << "context length " << sched.max_model_len
+                 << " capped to " << kv_tokens
+                 << " tokens, what the KV cache holds for one sequence "
+                    "(raise --kv-memory for more)";
+    sched.max_model_len = kv_tokens;
+  }
 
   engine::ModelExecutorConfig ec;
   ec.num_threads = config.threads;

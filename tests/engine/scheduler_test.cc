@@ -86,8 +86,11 @@ TEST(SchedulerTest, PrefillThenDecodeOneTokenPerPass) {
   EXPECT_FALSE(sim.sched().HasWork());
   EXPECT_EQ(sim.reason(7), FinishReason::kLength);
   EXPECT_EQ(sim.output(7).size(), 5u);
-  // Freed at once: the next plan reports it for per-sequence clean-up.
-  EXPECT_EQ(sim.sched().Schedule().freed, std::vector<RequestId>{7});
+  // The next plan the engine executes reports it for per-sequence clean-up
+  // (an empty one keeps it: see FreedIdsWaitForTheNextExecutedPlan).
+  EXPECT_TRUE(sim.sched().Schedule().freed.empty());
+  ASSERT_TRUE(sim.Submit(8, Prompt(3, 4), MaxTokens(1)).ok());
+  EXPECT_EQ(sim.Step().freed, std::vector<RequestId>{7});
   sim.CheckAllDone();
 }
 
@@ -321,13 +324,49 @@ TEST(SchedulerTest, PreemptsMostRecentAndRecomputesWithoutReemitting) {
   }
 }
 
+TEST(SchedulerTest, PreemptsTheLowestPriorityClassFirst) {
+  // 12 blocks of 4: a priority-5 request runs first; a priority-0 one
+  // arrives later. When they outgrow the cache, the priority-5 one yields,
+  // however recently the other was admitted.
+  Sim sim(Cfg(16, 4, 8, /*prefix=*/false), Kv(12, 4));
+  ASSERT_TRUE(sim.Submit(1, Prompt(0, 4), MaxTokens(30), /*priority=*/5).ok());
+  sim.Step();
+  ASSERT_TRUE(sim.Submit(2, Prompt(50, 16), MaxTokens(30), /*priority=*/0).ok());
+  std::vector<RequestId> preempted;
+  for (int i = 0; i < 400 && sim.sched().HasWork(); ++i) {
+    StepPlan p = sim.Step();
+    preempted.insert(preempted.end(), p.preempted.begin(), p.preempted.end());
+  }
+  ASSERT_FALSE(preempted.empty());
+  for (RequestId id : preempted) EXPECT_EQ(id, 1);
+  sim.CheckAllDone();
+}
+
+// A request finished while nothing else runs (a stop string found by the
+// server, say) leaves an empty plan, which the engine does not execute: its
+// id reaches the executor (which drops its sampler) with the next plan.
+TEST(SchedulerTest, FreedIdsWaitForTheNextExecutedPlan) {
+  Sim sim(Cfg(64, 4, 0), Kv(16, 4));
+  ASSERT_TRUE(sim.Submit(1, Prompt(0, 5), MaxTokens(50)).ok());
+  sim.Step();
+  ASSERT_TRUE(sim.sched().Finish(1, FinishReason::kStop).ok());
+  StepPlan idle = sim.sched().Schedule();
+  EXPECT_TRUE(idle.empty());
+  EXPECT_TRUE(idle.freed.empty());
+  ASSERT_TRUE(sim.Submit(2, Prompt(9, 5), MaxTokens(2)).ok());
+  StepPlan p = sim.Step();
+  ASSERT_EQ(p.seqs.size(), 1u);
+  EXPECT_EQ(p.freed, (std::vector<RequestId>{1}));
+  sim.RunUntilIdle();
+}
+
 TEST(SchedulerTest, RequestLargerThanTheCacheFailsInsteadOfDeadlocking) {
   Sim sim(Cfg(64, 4, 0), Kv(4, 4));  // 16 token slots in all
   ASSERT_TRUE(sim.Submit(1, Prompt(0, 10), MaxTokens(100)).ok());
   ASSERT_TRUE(sim.Submit(2, Prompt(1, 3), MaxTokens(2)).ok());
   sim.RunUntilIdle(1000);
   EXPECT_EQ(sim.reason(1), FinishReason::kError);
-  EXPECT_NE(sim.error(1).find("KV blocks"), std::string::npos);
+  EXPECT_NE(sim.error(1).find("KV cache alone"), std::string::npos);
   EXPECT_EQ(sim.reason(2), FinishReason::kLength);
   sim.CheckAllDone();
 }

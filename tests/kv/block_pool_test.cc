@@ -85,29 +85,71 @@ TEST(BlockPoolTest, CopyOnWriteWithoutRoomChangesNothing) {
   EXPECT_FALSE(copy.has_value());
 }
 
-TEST(BlockPoolTest, HashChainHitsAndMisses) {
+TEST(BlockPoolTest, EntryChainHitsAndMisses) {
   BlockPool pool(4, 4);
   BlockId a = *pool.Allocate();
   BlockId b = *pool.Allocate();
   auto t0 = Tokens(0, 4), t1 = Tokens(4, 4);
-  pool.CacheBlock(a, kRootHash, t0);
-  BlockHash ha = pool.hash_of(a);
-  pool.CacheBlock(b, ha, t1);
-  EXPECT_EQ(pool.FindCached(kRootHash, t0), a);
-  EXPECT_EQ(pool.FindCached(ha, t1), b);
+  const CacheEntryId ea = *pool.CacheBlock(a, kRootEntry, t0);
+  EXPECT_EQ(pool.entry_of(a), ea);
+  EXPECT_NE(ea, kRootEntry);
+  const CacheEntryId eb = *pool.CacheBlock(b, ea, t1);
+  EXPECT_NE(eb, ea);
+  EXPECT_EQ(pool.FindCached(kRootEntry, t0), a);
+  EXPECT_EQ(pool.FindCached(ea, t1), b);
   // Same tokens, different parent: a miss (position in the chain matters).
-  EXPECT_FALSE(pool.FindCached(kRootHash, t1).has_value());
+  EXPECT_FALSE(pool.FindCached(kRootEntry, t1).has_value());
+  EXPECT_FALSE(pool.FindCached(kNoEntry, t0).has_value());
   // One token different: a miss.
   auto t0x = t0;
   t0x[3] = 99;
-  EXPECT_FALSE(pool.FindCached(kRootHash, t0x).has_value());
-  EXPECT_NE(BlockPool::HashBlock(kRootHash, t0),
-            BlockPool::HashBlock(kRootHash, t0x));
-  // Duplicate contents in another block are not registered twice.
+  EXPECT_FALSE(pool.FindCached(kRootEntry, t0x).has_value());
+  // Duplicate contents in another block are not registered twice: the
+  // existing entry is the one to chain from.
   BlockId c = *pool.Allocate();
-  pool.CacheBlock(c, kRootHash, t0);
+  EXPECT_EQ(pool.CacheBlock(c, kRootEntry, t0), ea);
   EXPECT_FALSE(pool.is_cached(c));
-  EXPECT_EQ(pool.FindCached(kRootHash, t0), a);
+  EXPECT_EQ(pool.FindCached(kRootEntry, t0), a);
+  // Caching a block again is a no-op that names its entry; as other
+  // contents it is refused.
+  EXPECT_EQ(pool.CacheBlock(a, kRootEntry, t0), ea);
+  EXPECT_FALSE(pool.CacheBlock(a, kRootEntry, t1).has_value());
+  EXPECT_TRUE(pool.CheckInvariants().ok());
+}
+
+TEST(BlockPoolTest, ChildrenOfAnEvictedEntryAreNotReachedFromItsSuccessor) {
+  BlockPool pool(2, 4);
+  auto t0 = Tokens(0, 4), t1 = Tokens(4, 4);
+  BlockId a = *pool.Allocate();
+  BlockId b = *pool.Allocate();
+  const CacheEntryId ea = *pool.CacheBlock(a, kRootEntry, t0);
+  pool.CacheBlock(b, ea, t1);
+  pool.Release(a);  // LRU: a, then b
+  pool.Release(b);
+  BlockId x = *pool.Allocate();  // evicts a
+  EXPECT_EQ(x, a);
+  const CacheEntryId ex = *pool.CacheBlock(x, kRootEntry, t0);
+  // The same contents again, but a new entry: b was computed after the old
+  // one, and entries are never reused, so it is not found under the new.
+  EXPECT_NE(ex, ea);
+  EXPECT_EQ(pool.FindCached(kRootEntry, t0), x);
+  EXPECT_FALSE(pool.FindCached(ex, t1).has_value());
+  EXPECT_TRUE(pool.CheckInvariants().ok());
+}
+
+TEST(BlockPoolTest, AnIndexCollisionIsAMissNeverAWrongHit) {
+  BlockPool pool(4, 4);
+  pool.SetConstantKeysForTesting();  // every content collides
+  auto t0 = Tokens(0, 4), t1 = Tokens(4, 4);
+  BlockId a = *pool.Allocate();
+  BlockId b = *pool.Allocate();
+  const CacheEntryId ea = *pool.CacheBlock(a, kRootEntry, t0);
+  EXPECT_FALSE(pool.CacheBlock(b, kRootEntry, t1).has_value());
+  EXPECT_FALSE(pool.is_cached(b));
+  EXPECT_FALSE(pool.CacheBlock(b, ea, t1).has_value());
+  EXPECT_EQ(pool.FindCached(kRootEntry, t0), a);
+  EXPECT_FALSE(pool.FindCached(kRootEntry, t1).has_value());
+  EXPECT_FALSE(pool.FindCached(ea, t0).has_value());
   EXPECT_TRUE(pool.CheckInvariants().ok());
 }
 
@@ -115,13 +157,13 @@ TEST(BlockPoolTest, FreedCachedBlockStaysReusableUntilEvicted) {
   BlockPool pool(2, 4);
   auto t0 = Tokens(0, 4);
   BlockId a = *pool.Allocate();
-  pool.CacheBlock(a, kRootHash, t0);
+  pool.CacheBlock(a, kRootEntry, t0);
   pool.Release(a);
   EXPECT_EQ(pool.num_idle(), 1);
   EXPECT_EQ(pool.num_free(), 1);
   EXPECT_EQ(pool.num_available(), 2);
   // A prefix hit revives it.
-  ASSERT_EQ(pool.FindCached(kRootHash, t0), a);
+  ASSERT_EQ(pool.FindCached(kRootEntry, t0), a);
   pool.AddRef(a);
   EXPECT_EQ(pool.num_idle(), 0);
   EXPECT_EQ(pool.ref_count(a), 1);
@@ -134,7 +176,7 @@ TEST(BlockPoolTest, FreedCachedBlockStaysReusableUntilEvicted) {
   BlockId c = *pool.Allocate();
   EXPECT_EQ(c, a);
   EXPECT_FALSE(pool.is_cached(a));
-  EXPECT_FALSE(pool.FindCached(kRootHash, t0).has_value());
+  EXPECT_FALSE(pool.FindCached(kRootEntry, t0).has_value());
   EXPECT_EQ(pool.stats().evictions, 1);
   EXPECT_TRUE(pool.CheckInvariants().ok());
 }
@@ -144,7 +186,7 @@ TEST(BlockPoolTest, EvictionIsLeastRecentlyUsedFirst) {
   std::vector<BlockId> ids;
   for (int i = 0; i < 3; ++i) {
     BlockId b = *pool.Allocate();
-    pool.CacheBlock(b, kRootHash, Tokens(10 * i, 2));
+    pool.CacheBlock(b, kRootEntry, Tokens(10 * i, 2));
     ids.push_back(b);
   }
   // Released in order 1, 0, 2 -> LRU order 1, 0, 2.

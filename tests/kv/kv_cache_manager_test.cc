@@ -100,6 +100,35 @@ TEST(KvCacheManagerTest, PartialComputeCommitsOnlyComputedFullBlocks) {
   EXPECT_EQ(m.FindCachedPrefix(Tokens(0, 20)).num_tokens, 8);
 }
 
+// A block after one that could not be cached (its index taken by other
+// contents) is not cached either: were it registered under the contents'
+// neighbour, a request with that neighbour's prefix would reuse KV computed
+// after different tokens.
+TEST(KvCacheManagerTest, NothingIsCachedAfterABlockThatCouldNotBe) {
+  KvCacheManager m = Make(16, 4);
+  m.pool().SetConstantKeysForTesting();  // every content collides
+  const std::vector<TokenId> x = Tokens(0, 4), x2 = Tokens(50, 4);
+  const std::vector<TokenId> y = Tokens(100, 4);
+  std::vector<TokenId> a = x;
+  a.push_back(1);
+  ASSERT_TRUE(m.AllocateSlots(1, 5).has_value());
+  m.CommitComputed(1, a, 5);  // caches x
+  std::vector<TokenId> b = x2;
+  b.insert(b.end(), y.begin(), y.end());
+  b.push_back(1);
+  ASSERT_TRUE(m.AllocateSlots(2, 9).has_value());
+  m.CommitComputed(2, b, 9);  // x2 collides with x: neither it nor y cached
+  EXPECT_FALSE(m.pool().is_cached(m.Table(2)->blocks[0]));
+  EXPECT_FALSE(m.pool().is_cached(m.Table(2)->blocks[1]));
+  std::vector<TokenId> c = x;
+  c.insert(c.end(), y.begin(), y.end());
+  c.push_back(9);
+  const PrefixHit hit = m.FindCachedPrefix(c);
+  ASSERT_EQ(hit.blocks.size(), 1u);
+  EXPECT_EQ(hit.blocks[0], m.Table(1)->blocks[0]);
+  EXPECT_TRUE(m.pool().CheckInvariants().ok());
+}
+
 TEST(KvCacheManagerTest, ForkSharesBlocksAndCopiesOnWrite) {
   KvCacheManager m = Make(8, 4);
   ASSERT_TRUE(m.AllocateSlots(1, 6).has_value());  // blocks: full, partial

@@ -357,6 +357,24 @@ def test_stories260k_greedy(weft_serve_factory):
     assert s.terminate() == 0
 
 
+def test_context_is_capped_to_what_the_kv_cache_holds(weft_serve_factory):
+    # 64 KiB of f16 KV holds 6 blocks of 16 stories260K tokens: a request
+    # the context allows must fit the cache alone, not fail half way.
+    s = weft_serve_factory(STORIES, "--kv-memory", "64K", "--threads", "1")
+    _, _, body = http_call(s, "GET", "/v1/models")
+    assert json.loads(body)["data"][0]["max_model_len"] == 96
+    assert "capped to 96" in s.log()
+    c = openai.OpenAI(base_url=s.url + "/v1", api_key="x", max_retries=0)
+    r = c.completions.create(model="m", prompt="Once", max_tokens=94,
+                             temperature=0, extra_body={"ignore_eos": True})
+    assert r.usage.prompt_tokens == 2
+    assert r.usage.completion_tokens == 94
+    assert r.choices[0].finish_reason == "length"
+    assert error_status(s, "POST", "/v1/completions",
+                        {"prompt": "Once", "max_tokens": 95}) == 400
+    assert s.terminate() == 0
+
+
 def test_api_key(weft_serve_factory):
     s = weft_serve_factory(STORIES, "--kv-memory", "16M", "--threads", "1",
                            "--api-key", "sekret")
@@ -434,6 +452,7 @@ def test_sigterm_drains_then_exits_0(weft_serve_factory):
     (["-m", os.path.join(SHARED, "ggml-vocab-llama-spm.gguf.inp")], "gguf"),
     (["-m", os.path.join(SHARED, "ggml-vocab-llama-spm.gguf")], "gguf"),
     (["--chat-template", "/nonexistent.jinja"], "--chat-template"),
+    (["--kv-memory", "64K", "--ctx", "512"], "--kv-memory"),  # holds 96
 ])
 def test_bad_command_lines_exit_2(args, needle):
     if "-m" not in args:
