@@ -110,6 +110,7 @@ int RunServe(int argc, char** argv) {
   flags.SetEnvPrefix("WEFT");
   std::string model_path = WEFT_DEFAULT_MODEL;
   std::string host = "127.0.0.1", api_key, kv_memory = "512M";
+  std::string cors_origin = server::ServerConfig().cors_origin;
   std::string chat_template_path, model_id, kv_type = "f16", trace_path;
   // Scheduling defaults: engine::SchedulerConfig's (tuned for CPU, see
   // src/engine/scheduler_config.h).
@@ -126,6 +127,7 @@ int RunServe(int argc, char** argv) {
   flags.String("host", &host, "address to bind");
   flags.Int("port", &port, "port to bind; 0 = any free port", 'p');
   flags.String("api-key", &api_key, "require 'Authorization: Bearer KEY' on /v1/*");
+  flags.String("cors-origin", &cors_origin, "Access-Control-Allow-Origin for browsers (\"*\": any page); \"\" = no CORS");
   flags.Int("max-seqs", &max_seqs, "sequences generated at once");
   flags.Int("max-batched-tokens", &max_batched_tokens, "tokens per engine pass");
   flags.Int("prefill-chunk", &prefill_chunk, "prompt tokens per sequence per pass; 0 = no cap");
@@ -236,6 +238,7 @@ int RunServe(int argc, char** argv) {
   sc.host = host;
   sc.port = static_cast<int>(port);
   sc.api_key = api_key;
+  sc.cors_origin = cors_origin;
   sc.max_queue = static_cast<int>(max_queue);
   sc.drain_timeout_s = drain_timeout;
   sc.max_request_seconds = max_request_seconds;

@@ -26,9 +26,10 @@ ApiError Make(int status, std::string message, std::string type,
 }
 }  // namespace
 
-ApiError BadRequest(std::string message, std::optional<std::string> param) {
+ApiError BadRequest(std::string message, std::optional<std::string> param,
+                    std::optional<std::string> code) {
   return Make(400, std::move(message), "invalid_request_error",
-              std::move(param));
+              std::move(param), std::move(code));
 }
 ApiError NotFound(std::string message) {
   return Make(404, std::move(message), "not_found_error", {}, "not_found");

@@ -24,7 +24,8 @@ struct ApiError {
   std::string ToJson() const;
 };
 
-ApiError BadRequest(std::string message, std::optional<std::string> param = {});
+ApiError BadRequest(std::string message, std::optional<std::string> param = {},
+                    std::optional<std::string> code = {});
 ApiError NotFound(std::string message);
 ApiError MethodNotAllowed(std::string message);
 ApiError Unauthorized();

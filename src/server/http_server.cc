@@ -106,7 +106,15 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
     response_started_ = true;
     std::string out = StatusLine(status);
     out += "Content-Type: " + content_type + "\r\n";
-    out += "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
+    out += "Cache-Control: no-cache\r\n";
+    // HTTP/1.0 has no chunked coding (RFC 9112 6.1): the body runs to the
+    // connection's close.
+    chunked_ = !http10_;
+    if (chunked_) {
+      out += "Transfer-Encoding: chunked\r\n";
+    } else {
+      keep_alive_ = false;
+    }
     out += CommonHeaders(headers) + "\r\n";
     Queue(std::move(out));
   }
@@ -116,13 +124,15 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
         data.empty()) {
       return;
     }
+    if (!chunked_) return Queue(std::move(data));
     Queue(StrFormat("%zx\r\n", data.size()) + data + "\r\n");
   }
 
   void End() override {
     if (client_gone_ || !response_started_ || response_complete_) return;
     response_complete_ = true;
-    Queue("0\r\n\r\n");
+    if (chunked_) return Queue("0\r\n\r\n");
+    DoWrite();  // closes the connection once the queue is written
   }
 
   void Post(std::function<void()> fn) override {
@@ -150,6 +160,10 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
   std::string CommonHeaders(const HeaderList& headers) {
     std::string out = "Server: weft\r\n";
     out += keep_alive_ ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
+    if (!cfg_.cors_origin.empty() && !req_.Header("origin").empty()) {
+      out += "Access-Control-Allow-Origin: " + cfg_.cors_origin + "\r\n";
+      if (cfg_.cors_origin != "*") out += "Vary: Origin\r\n";
+    }
     for (const auto& [k, v] : headers) out += k + ": " + v + "\r\n";
     return out;
   }
@@ -216,6 +230,7 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
     req_.body = std::move(msg.body());
     req_.remote = remote_;
     keep_alive_ = msg.keep_alive();
+    http10_ = msg.version() < 11;
     response_started_ = response_complete_ = after_response_ = false;
     on_gone_ = nullptr;
     ++request_seq_;
@@ -381,6 +396,8 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
   HttpRequest req_;
   bool first_request_ = true;
   bool keep_alive_ = true;
+  bool http10_ = false;   // the request is HTTP/1.0
+  bool chunked_ = true;   // the streamed body uses chunked coding
   bool response_started_ = false;
   bool response_complete_ = false;  // every byte queued
   bool after_response_ = false;

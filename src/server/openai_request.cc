@@ -59,7 +59,13 @@ class FieldReader {
                             lo_open ? '(' : '[', lo, hi, d),
                   key);
     }
-    *out = static_cast<float>(d);
+    const float x = static_cast<float>(d);
+    if (lo_open && x <= static_cast<float>(lo)) {  // underflows to lo
+      return Fail(StrFormat("'%s' must be in (%g, %g], got %g", key, lo, hi,
+                            d),
+                  key);
+    }
+    *out = x;
   }
   // Integer in [lo, hi]; returns whether a value was read.
   bool Int(const char* key, int64_t lo, int64_t hi, int64_t* out) {
@@ -368,6 +374,53 @@ bool ParseMessages(const json& msgs, ChatTemplateRequest* out, std::string* why)
   return true;
 }
 
+// RejectUnsupported*: fields of the OpenAI API whose non-default values
+// Weft cannot honour get a 400 naming them, not a 200 that ignores them.
+void RejectUnsupported(FieldReader& f) {
+  if (const json* v = f.Get("response_format")) {
+    const json* type = v->is_object() && v->contains("type")
+                           ? &(*v)["type"] : nullptr;
+    if (type == nullptr || !type->is_string()) {
+      return f.Fail("'response_format' must be an object with a 'type'",
+                    "response_format");
+    }
+    if (*type != "text") {
+      return f.Fail("'response_format' of type '" +
+                        CEscape(type->get<std::string>()) +
+                        "' is not supported (no constrained decoding); "
+                        "only 'text' is",
+                    "response_format");
+    }
+  }
+}
+
+void RejectUnsupportedChat(FieldReader& f) {
+  RejectUnsupported(f);
+  if (const json* v = f.Get("tool_choice")) {
+    if (!v->is_string() || (*v != "none" && *v != "auto")) {
+      return f.Fail("'tool_choice' may be 'none' or 'auto': forcing a tool "
+                    "call needs constrained decoding, which is not "
+                    "supported",
+                    "tool_choice");
+    }
+  }
+}
+
+void RejectUnsupportedCompletion(FieldReader& f) {
+  RejectUnsupported(f);
+  if (const json* v = f.Get("suffix")) {
+    if (!v->is_string()) return f.Fail("'suffix' must be a string", "suffix");
+    if (!v->get<std::string>().empty()) {
+      return f.Fail("'suffix' is not supported", "suffix");
+    }
+  }
+  if (const json* v = f.Get("best_of")) {
+    if (!FieldReader::IsInteger(*v) || v->get<double>() != 1) {
+      return f.Fail("'best_of' is not supported (only 1); use 'n'", "best_of");
+    }
+  }
+}
+
 void ParseChatExtras(FieldReader& f, ChatTemplateRequest* c) {
   f.Bool("add_generation_prompt", &c->add_generation_prompt);
   if (const json* t = f.Get("tools")) {
@@ -395,6 +448,14 @@ ApiResult<OpenAiRequest> ParseCompletionRequest(std::string_view body,
   ParseCommon(*j, limits, f, &r);
   f.Bool("echo", &r.echo);
   f.Int32("logprobs", 0, 20, &r.sampling.logprobs);
+  if (f.ok() && r.echo && r.sampling.logprobs >= 0) {
+    // The prompt tokens' logprobs (what evaluation harnesses read) are not
+    // computed: an answer with only the completion's would read as wrong.
+    f.Fail("'echo' with 'logprobs' (logprobs of the prompt tokens) is not "
+           "supported",
+           "echo");
+  }
+  RejectUnsupportedCompletion(f);
   if (!f.ok()) return f.error();
 
   const json* p = f.Get("prompt");
@@ -457,6 +518,7 @@ ApiResult<OpenAiRequest> ParseChatRequest(std::string_view body,
     f.Fail("'top_logprobs' requires 'logprobs': true", "top_logprobs");
   }
   r.sampling.logprobs = r.chat_logprobs ? top : -1;
+  RejectUnsupportedChat(f);
   ParseChatExtras(f, &r.chat_request);
   if (!f.ok()) return f.error();
   const json* m = f.Get("messages");

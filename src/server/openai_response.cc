@@ -61,15 +61,27 @@ json CompletionLogprobs(const std::vector<PositionLogprobs>& lps,
     token_lps.push_back(p.chosen.logprob);
     json top = json::object();
     for (const TokenLogprob& t : p.top) top[SafeText(t.text)] = t.logprob;
+    // The sampled token is always there ("up to logprobs + 1" entries).
+    top[SafeText(p.chosen.text)] = p.chosen.logprob;
     tops.push_back(top);
     offsets.push_back(offset);
-    offset += p.chosen.text.size();
+    offset += Utf8Chars(p.chosen.text);
   }
   return {{"tokens", tokens},
           {"token_logprobs", token_lps},
           {"top_logprobs", tops},
           {"text_offset", offsets}};
 }
+
+}  // namespace
+
+size_t Utf8Chars(std::string_view s) {
+  size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+namespace {
 
 json Envelope(const ResponseMeta& meta, const char* object) {
   json j = {{"id", meta.id},

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/backend.h"
@@ -25,9 +26,16 @@ struct ResponseMeta {
 struct ChoiceResult {
   std::string text;                       // full text (with echo prefix)
   std::vector<PositionLogprobs> logprobs; // per generated token, if asked
-  size_t logprob_text_start = 0;          // text offset of the first token
+  // Completions' text_offset of the first generated token: the characters
+  // (code points) of the echoed prompt.
+  size_t logprob_text_start = 0;
+  size_t logprob_text_next = 0;           // streaming: the next token's
   std::optional<FinishReason> finish;     // set when done
 };
+
+// Characters (code points) in UTF-8 text, what the OpenAI API's text
+// offsets count; a token's partial character counts where it starts.
+size_t Utf8Chars(std::string_view s);
 
 // "data: <json>\n\n".
 std::string SseData(const std::string& json);
@@ -50,7 +58,8 @@ struct ChunkPiece {
   std::string text;                      // new text
   std::vector<PositionLogprobs> logprobs;  // for the tokens in this chunk
   bool want_logprobs = false;            // emit a logprobs object (or null)
-  size_t text_offset = 0;                // completions text_offset base
+  size_t text_offset = 0;                // completions text_offset of the
+                                         // first token (code points)
   bool role = false;                     // chat: delta.role = "assistant"
   std::optional<FinishReason> finish;    // final chunk of the choice
   bool usage_null = false;               // add "usage": null

@@ -71,6 +71,21 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   Clock::time_point last_token_;
 };
 
+// What tokenizing with special tokens puts before the text (BOS for most
+// models, nothing for some), found by tokenizing a probe both ways.
+StatusOr<std::vector<int32_t>> LeadingSpecialTokens(Backend& b) {
+  ASSIGN_OR_RETURN(std::vector<int32_t> with, b.Tokenize("a", true, true));
+  ASSIGN_OR_RETURN(std::vector<int32_t> without, b.Tokenize("a", false, true));
+  size_t lead = 0;
+  while (lead + without.size() <= with.size() &&
+         !std::equal(without.begin(), without.end(), with.begin() + lead)) {
+    ++lead;
+  }
+  if (lead + without.size() > with.size()) lead = 0;
+  with.resize(lead);
+  return with;
+}
+
 std::optional<ApiError> GenerationCall::Prepare(const ModelInfo& info) {
   Backend& b = *s_.backend;
   const char* prompt_param = req_.chat ? "messages" : "prompt";
@@ -79,6 +94,14 @@ std::optional<ApiError> GenerationCall::Prepare(const ModelInfo& info) {
     if (!text.ok()) return FromStatus(text.status(), "messages");
     StatusOr<std::vector<int32_t>> ids = b.Tokenize(*text, false, true);
     if (!ids.ok()) return FromStatus(ids.status(), "messages");
+    // The model's leading special tokens (BOS), unless the template wrote
+    // them (a fallback template such as ChatML does not), as llama.cpp.
+    StatusOr<std::vector<int32_t>> lead = LeadingSpecialTokens(b);
+    if (!lead.ok()) return FromStatus(lead.status(), "messages");
+    if (ids->size() < lead->size() ||
+        !std::equal(lead->begin(), lead->end(), ids->begin())) {
+      ids->insert(ids->begin(), lead->begin(), lead->end());
+    }
     prompts_.push_back({std::move(*ids), "", *text});
   } else {
     for (PromptInput& in : req_.prompts) {
@@ -109,7 +132,7 @@ std::optional<ApiError> GenerationCall::Prepare(const ModelInfo& info) {
           StrFormat("This model's maximum context length is %lld tokens. "
                     "However, your prompt has %lld tokens.",
                     (long long)ctx, (long long)len),
-          prompt_param);
+          prompt_param, "context_length_exceeded");
     }
     if (ctx > 0 && req_.max_tokens && len + *req_.max_tokens > ctx) {
       return BadRequest(
@@ -118,7 +141,7 @@ std::optional<ApiError> GenerationCall::Prepare(const ModelInfo& info) {
                     "%d in the completion).",
                     (long long)ctx, (long long)(len + *req_.max_tokens),
                     (long long)len, *req_.max_tokens),
-          "max_tokens");
+          "max_tokens", "context_length_exceeded");
     }
   }
   if (req_.max_tokens) {
@@ -154,7 +177,7 @@ void GenerationCall::Run() {
   for (size_t i = 0; i < choices_.size(); ++i) {
     ChoiceResult& c = choices_[i];
     if (req_.echo && !req_.chat) c.text = prompts_[i / n].echo_text;
-    c.logprob_text_start = c.text.size();
+    c.logprob_text_start = c.logprob_text_next = Utf8Chars(c.text);
   }
   s_.Register(meta_.id, {shared_from_this(), {}});
   registered_ = true;
@@ -251,11 +274,16 @@ void GenerationCall::OnEvent(size_t prompt, GenerateEvent ev) {
     ChunkPiece p;
     p.index = static_cast<int32_t>(idx);
     p.text = ev.text;
-    p.text_offset = c.text.size();
+    // Offsets follow the tokens, not the text released so far (held back
+    // while it may start a stop string): as in the whole response.
+    p.text_offset = c.logprob_text_next;
     p.want_logprobs = want_logprobs();
     p.usage_null = req_.include_usage;
     c.text += ev.text;
     if (want_logprobs()) {
+      for (const PositionLogprobs& lp : ev.logprobs) {
+        c.logprob_text_next += Utf8Chars(lp.chosen.text);
+      }
       c.logprobs.insert(c.logprobs.end(), ev.logprobs.begin(),
                         ev.logprobs.end());
       p.logprobs = std::move(ev.logprobs);

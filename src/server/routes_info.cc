@@ -7,6 +7,7 @@
 #include "server/http_server.h"
 #include "server/openai_request.h"
 #include "server/server_state.h"
+#include "util/strings.h"
 
 namespace weft::server {
 
@@ -37,16 +38,34 @@ const char* ReadinessName(Readiness r) {
 
 }  // namespace
 
+json ModelJson(const ModelInfo& m) {
+  return {{"id", m.id},
+          {"object", "model"},
+          {"created", m.created},
+          {"owned_by", "weft"},
+          {"root", m.path ? json(*m.path) : json(m.id)},
+          {"max_model_len", OrNull(m.context_length)}};
+}
+
 void HandleModels(ServerState& s, Exchange& ex) {
-  ModelInfo m = s.backend->model_info();
-  json model = {{"id", m.id},
-                {"object", "model"},
-                {"created", m.created},
-                {"owned_by", "weft"},
-                {"root", m.path ? json(*m.path) : json(m.id)},
-                {"max_model_len", OrNull(m.context_length)}};
+  json model = ModelJson(s.backend->model_info());
   SendJson(s, ex, 200,
            Dump({{"object", "list"}, {"data", json::array({model})}}));
+}
+
+void HandleModel(ServerState& s, Exchange& ex) {
+  static constexpr std::string_view kPrefix = "/v1/models/";
+  std::string id = ex.request().path.substr(kPrefix.size());
+  if (!id.empty() && id.back() == '/') id.pop_back();
+  ModelInfo m = s.backend->model_info();
+  if (id != m.id) {
+    ApiError e = NotFound("The model '" + CEscape(id, 200) +
+                          "' does not exist");
+    e.code = "model_not_found";
+    e.param = "model";
+    return SendError(s, ex, e);
+  }
+  SendJson(s, ex, 200, Dump(ModelJson(m)));
 }
 
 void HandleHealth(ServerState& s, Exchange& ex, bool readiness) {

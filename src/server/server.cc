@@ -128,9 +128,12 @@ namespace {
 bool Authorized(const ServerState& s, const HttpRequest& r) {
   if (s.config.api_key.empty()) return true;
   std::string h = r.Header("authorization");
-  const std::string prefix = "Bearer ";
-  if (h.size() < prefix.size() || h.compare(0, prefix.size(), prefix) != 0) {
-    return false;
+  const std::string prefix = "bearer ";  // the scheme is case-insensitive
+  if (h.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(h[i])) != prefix[i]) {
+      return false;
+    }
   }
   return ConstantTimeEquals(std::string_view(h).substr(prefix.size()),
                             s.config.api_key);
@@ -155,6 +158,10 @@ const Route kRoutes[] = {
     {"/v1/models", "GET", true,
      [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
        HandleModels(s, *ex);
+     }},
+    {"/v1/models/{model}", "GET", true,
+     [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
+       HandleModel(s, *ex);
      }},
     {"/health", "GET", false,
      [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
@@ -186,13 +193,32 @@ const Route kRoutes[] = {
      }},
 };
 
+// A pattern's trailing "{param}" matches the non-empty rest of the path.
+bool PathMatches(std::string_view pattern, std::string_view path) {
+  const size_t brace = pattern.find('{');
+  if (brace == std::string_view::npos) return pattern == path;
+  return path.size() > brace && path.substr(0, brace) == pattern.substr(0, brace);
+}
+
 void Dispatch(ServerState& s, const std::shared_ptr<Exchange>& ex) {
   const HttpRequest& r = ex->request();
   std::string path = r.path;
   if (path.size() > 1 && path.back() == '/') path.pop_back();
+  if (r.method == "OPTIONS" && !s.config.cors_origin.empty()) {
+    // A browser's CORS preflight: no credentials are sent with it.
+    s.metrics.RecordHttp(204);
+    return ex->Respond(
+        204, "text/plain", "",
+        {{"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+         {"Access-Control-Allow-Headers",
+          r.Header("access-control-request-headers").empty()
+              ? "Authorization, Content-Type"
+              : r.Header("access-control-request-headers")},
+         {"Access-Control-Max-Age", "86400"}});
+  }
   std::string allowed;
   for (const Route& route : kRoutes) {
-    if (path != route.path) continue;
+    if (!PathMatches(route.path, path)) continue;
     if (r.method != route.method) {
       if (!allowed.empty()) allowed += ", ";
       allowed += route.method;

@@ -11,6 +11,10 @@ struct ServerConfig {
   std::string host = "127.0.0.1";   // address to bind
   int port = 8080;                  // 0 = pick an ephemeral port
   std::string api_key;              // empty = no authentication
+  // Access-Control-Allow-Origin sent to browsers (requests with an Origin
+  // header), and OPTIONS preflights answered; empty = no CORS. "*" is what
+  // vLLM and llama-server allow by default.
+  std::string cors_origin = "*";
   int io_threads = 2;               // I/O threads (not one per connection)
   uint64_t max_body_bytes = 4u << 20;     // larger bodies -> 413
   uint32_t max_header_bytes = 16u << 10;  // larger headers -> 431

@@ -100,6 +100,8 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b);
 void HandleCompletions(ServerState& s, std::shared_ptr<Exchange> ex,
                        bool chat);
 void HandleModels(ServerState& s, Exchange& ex);
+// GET /v1/models/{model}: the model, or 404 when it is not the one served.
+void HandleModel(ServerState& s, Exchange& ex);
 void HandleHealth(ServerState& s, Exchange& ex, bool readiness);
 void HandleLive(ServerState& s, Exchange& ex);
 void HandleTokenize(ServerState& s, Exchange& ex);

@@ -221,6 +221,26 @@ def test_logprobs_match_weft_run(client):
     assert choice.text.lstrip(" ") == run_text.rstrip("\n").lstrip(" ")
 
 
+def test_text_offsets_count_characters_and_streaming_agrees(client):
+    # A stop string that never matches still holds text back while the
+    # output could start it: the streamed offsets must not follow that.
+    kw = dict(model="m", prompt="日本語の文章です。日本語", max_tokens=8,
+              temperature=0, logprobs=0, stop=["の文章です。X", "、X"])
+    r = client.completions.create(**kw)
+    lp = r.choices[0].logprobs
+    assert len(lp.tokens) == r.usage.completion_tokens
+    for i, tok in enumerate(lp.tokens):
+        # logprobs 0: the sampled token alone.
+        assert list(lp.top_logprobs[i].keys()) == [tok]
+    if not any("\ufffd" in t for t in lp.tokens):
+        assert lp.text_offset == [len("".join(lp.tokens[:i]))
+                                  for i in range(len(lp.tokens))]
+    streamed = [o for chunk in client.completions.create(stream=True, **kw)
+                for c in chunk.choices if c.logprobs
+                for o in c.logprobs.text_offset]
+    assert streamed == lp.text_offset
+
+
 def test_chat_logprobs_shape(client):
     r = client.chat.completions.create(
         model="weft", messages=[{"role": "user", "content": "Hello"}],

@@ -104,6 +104,11 @@ ClientResponse HttpConnection::Read() {
       buf_.erase(0, size + 2);
       if (size == 0) break;
     }
+  } else if (!r.headers.count("content-length")) {
+    while (Fill()) {
+    }
+    r.body = std::move(buf_);  // delimited by the close (HTTP/1.0 style)
+    buf_.clear();
   } else {
     size_t len = std::strtoul(r.headers["content-length"].c_str(), nullptr, 10);
     while (buf_.size() < len) {

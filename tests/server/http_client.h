@@ -1,5 +1,6 @@
 // A tiny blocking HTTP/1.1 client on POSIX sockets for the server tests:
-// Content-Length and chunked bodies, keep-alive, 10 s receive timeout.
+// Content-Length, chunked and close-delimited bodies, keep-alive, 10 s
+// receive timeout.
 #pragma once
 
 #include <map>

@@ -18,7 +18,8 @@ TEST(OpenAiRequestTest, CompletionAllFields) {
     "top_p": 0.9, "top_k": 40, "min_p": 0.05, "n": 2, "stop": ["a", "b"],
     "seed": 42, "presence_penalty": 0.1, "frequency_penalty": -0.2,
     "repetition_penalty": 1.1, "logit_bias": {"5": -100, "7": 3.5},
-    "logprobs": 3, "echo": true, "ignore_eos": true, "user": "u",
+    "logprobs": 3, "echo": false, "ignore_eos": true, "user": "u",
+    "suffix": "", "best_of": 1, "response_format": {"type": "text"},
     "stream": true, "stream_options": {"include_usage": true},
     "stop_token_ids": [9], "unknown_field": {"x": 1}})",
                                   Limits());
@@ -41,7 +42,7 @@ TEST(OpenAiRequestTest, CompletionAllFields) {
   EXPECT_EQ(q.sampling.logit_bias.size(), 2u);
   EXPECT_FLOAT_EQ(q.sampling.logit_bias.at(5), -100.0f);
   EXPECT_EQ(q.sampling.logprobs, 3);
-  EXPECT_TRUE(q.echo);
+  EXPECT_FALSE(q.echo);
   EXPECT_TRUE(q.ignore_eos);
   EXPECT_TRUE(q.stream);
   EXPECT_TRUE(q.include_usage);
@@ -80,7 +81,8 @@ TEST(OpenAiRequestTest, ChatMessages) {
          "function": {"name": "f", "arguments": "{\"x\":1}"}}]},
       {"role": "tool", "content": "42", "tool_call_id": "call_1"}],
     "logprobs": true, "top_logprobs": 2, "tools": [{"type": "function"}],
-    "chat_template_kwargs": {"enable_thinking": false}})",
+    "chat_template_kwargs": {"enable_thinking": false},
+    "tool_choice": "auto", "response_format": {"type": "text"}})",
                             Limits());
   ASSERT_TRUE(r.ok()) << r.error().message;
   const auto& c = r.value().chat_request;
@@ -142,6 +144,20 @@ INSTANTIATE_TEST_SUITE_P(
                 "temperature"},
         BadCase{false, R"({"prompt": "p", "top_p": 0})", "top_p"},
         BadCase{false, R"({"prompt": "p", "top_p": 1.01})", "top_p"},
+        // Positive as a double, 0 as the float the sampler uses.
+        BadCase{false, R"({"prompt": "p", "top_p": 1e-300})", "top_p"},
+        BadCase{false, R"({"prompt": "p", "repetition_penalty": 1e-46})",
+                "repetition_penalty"},
+        // Accepted fields Weft cannot honour are refused, not ignored.
+        BadCase{false, R"({"prompt": "p", "echo": true, "logprobs": 0})",
+                "echo"},
+        BadCase{false, R"({"prompt": "p", "suffix": "end"})", "suffix"},
+        BadCase{false, R"({"prompt": "p", "best_of": 3})", "best_of"},
+        BadCase{false,
+                R"({"prompt": "p", "response_format": {"type": "json_object"}})",
+                "response_format"},
+        BadCase{false, R"({"prompt": "p", "response_format": "json"})",
+                "response_format"},
         BadCase{false, R"({"prompt": "p", "top_k": -2})", "top_k"},
         BadCase{false, R"({"prompt": "p", "min_p": 1.5})", "min_p"},
         BadCase{false, R"({"prompt": "p", "n": 0})", "n"},
@@ -209,7 +225,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{true,
                 R"({"messages": [{"role": "user", "content": "x"}],
                     "chat_template_kwargs": []})",
-                "chat_template_kwargs"}));
+                "chat_template_kwargs"},
+        BadCase{true,
+                R"({"messages": [{"role": "user", "content": "x"}],
+                    "response_format": {"type": "json_schema",
+                                        "json_schema": {"name": "x"}}})",
+                "response_format"},
+        BadCase{true,
+                R"({"messages": [{"role": "user", "content": "x"}],
+                    "tool_choice": "required"})",
+                "tool_choice"},
+        BadCase{true,
+                R"({"messages": [{"role": "user", "content": "x"}],
+                    "tool_choice": {"type": "function",
+                                    "function": {"name": "f"}}})",
+                "tool_choice"}));
 
 TEST(OpenAiRequestTest, TokenizeShapes) {
   auto a = ParseTokenizeRequest(R"({"prompt": "hi", "add_special": false})");

@@ -55,6 +55,23 @@ TEST(OpenAiResponseTest, CompletionShape) {
   EXPECT_TRUE(k["choices"][0]["logprobs"].is_null());
 }
 
+TEST(OpenAiResponseTest, TextOffsetsCountCharactersAndTopHoldsTheSample) {
+  EXPECT_EQ(Utf8Chars("Caf\xc3\xa9 "), 5u);
+  EXPECT_EQ(Utf8Chars("\xe6"), 1u);      // a character's first byte
+  EXPECT_EQ(Utf8Chars("\x97\xa5"), 0u);  // and the rest of it
+  ChoiceResult c;
+  c.text = "Caf\xc3\xa9 \xc3\xa9" "b";
+  c.logprob_text_start = 5;
+  PositionLogprobs e = Lp("\xc3\xa9", -0.9f);
+  e.top = {{8, "z", -0.5f}};  // the sample (forced, say) is not in the top
+  c.logprobs = {e, Lp("b", -0.2f)};
+  json j = json::parse(CompletionResponseJson(Meta(false), {c}, true, {}));
+  const json& lp = j["choices"][0]["logprobs"];
+  EXPECT_EQ(lp["text_offset"], json({5, 6}));  // characters, not bytes
+  EXPECT_EQ(lp["top_logprobs"][0].size(), 2u);
+  EXPECT_FLOAT_EQ(lp["top_logprobs"][0]["\xc3\xa9"].get<float>(), -0.9f);
+}
+
 TEST(OpenAiResponseTest, ChatShape) {
   ChoiceResult c;
   c.text = "hi";

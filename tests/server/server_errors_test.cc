@@ -74,8 +74,77 @@ TEST_F(ServerTest, ApiKey) {
   EXPECT_EQ(Post("/v1/completions", body, {{"Authorization", "Bearer sekret"}})
                 .status,
             200);
+  // The scheme is case-insensitive (RFC 9110 11.1), the key is not.
+  EXPECT_EQ(Post("/v1/completions", body, {{"Authorization", "bearer sekret"}})
+                .status,
+            200);
   EXPECT_EQ(Get("/health").status, 200);
   EXPECT_EQ(Get("/metrics").status, 200);
+}
+
+TEST_F(ServerTest, ModelById) {
+  ClientResponse ok = Get("/v1/models/fake-model");
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  json m = json::parse(ok.body);
+  EXPECT_EQ(m["id"], "fake-model");
+  EXPECT_EQ(m["object"], "model");
+  ClientResponse other = Get("/v1/models/gpt-4");
+  ExpectError(other, 404, "model");
+  EXPECT_EQ(json::parse(other.body)["error"]["code"], "model_not_found");
+  ClientResponse post = Post("/v1/models/fake-model", "{}");
+  ExpectError(post, 405);
+  EXPECT_EQ(post.headers["allow"], "GET");
+}
+
+TEST_F(ServerTest, CorsForBrowsers) {
+  ServerConfig c;
+  c.api_key = "sekret";  // preflights carry no credentials
+  server_.reset();
+  StartServer(c);
+  const std::map<std::string, std::string> page = {
+      {"Origin", "http://page.example"},
+      {"Access-Control-Request-Method", "POST"},
+      {"Access-Control-Request-Headers", "authorization, content-type"}};
+  ClientResponse pre = Fetch(port_, "OPTIONS", "/v1/chat/completions", "", page);
+  EXPECT_EQ(pre.status, 204);
+  EXPECT_EQ(pre.headers["access-control-allow-origin"], "*");
+  EXPECT_NE(pre.headers["access-control-allow-methods"].find("POST"),
+            std::string::npos);
+  EXPECT_EQ(pre.headers["access-control-allow-headers"],
+            "authorization, content-type");
+  ClientResponse r = Post("/v1/completions", R"({"prompt": "a", "max_tokens": 1})",
+                          {{"Origin", "http://page.example"},
+                           {"Authorization", "Bearer sekret"}});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["access-control-allow-origin"], "*");
+  EXPECT_EQ(Get("/health").headers.count("access-control-allow-origin"), 0u);
+  // Turned off: no preflight route, no header.
+  c.cors_origin = "";
+  server_.reset();
+  StartServer(c);
+  EXPECT_EQ(Fetch(port_, "OPTIONS", "/v1/models", "", page).status, 405);
+  EXPECT_EQ(Fetch(port_, "GET", "/health", "", page)
+                .headers.count("access-control-allow-origin"),
+            0u);
+}
+
+TEST_F(ServerTest, StreamToAnHttp10ClientEndsWithTheConnection) {
+  // HTTP/1.0 has no chunked coding: the stream is the raw body, then close.
+  HttpConnection conn(port_);
+  const std::string body = R"({"prompt": "x", "max_tokens": 3, "stream": true})";
+  ASSERT_TRUE(conn.SendRaw("POST /v1/completions HTTP/1.0\r\n"
+                           "Content-Type: application/json\r\n"
+                           "Content-Length: " + std::to_string(body.size()) +
+                           "\r\n\r\n" + body));
+  ClientResponse r = conn.Read();
+  ASSERT_EQ(r.status, 200);
+  EXPECT_FALSE(r.chunked);
+  EXPECT_TRUE(r.headers["transfer-encoding"].empty());
+  EXPECT_EQ(r.headers["connection"], "close");
+  std::vector<std::string> events = SseEvents(r.body);
+  ASSERT_GE(events.size(), 2u) << r.body;
+  EXPECT_EQ(events.back(), "[DONE]");
+  EXPECT_EQ(r.body.find("\r\n"), std::string::npos) << "chunk framing";
 }
 
 TEST_F(ServerTest, BodyAndHeaderLimits) {

@@ -193,9 +193,12 @@ TEST_F(ServerTest, SamplingFieldsReachBackend) {
   EXPECT_EQ(g.stop, std::vector<std::string>{"zz"});
   EXPECT_EQ(g.stop_token_ids, std::vector<int32_t>{7});
   EXPECT_EQ(g.priority, 2);
-  // Chat prompt = the template's text, tokenized without added specials.
+  // Chat prompt = the template's text, tokenized without added specials,
+  // after the model's BOS (id 1 here), which this template does not write.
   std::string templ = "<|system|>s\n<|user|>u\n<|assistant|>";
-  EXPECT_EQ(g.prompt_ids.size(), templ.size());
+  ASSERT_EQ(g.prompt_ids.size(), templ.size() + 1);
+  EXPECT_EQ(g.prompt_ids[0], 1);
+  EXPECT_EQ(g.prompt_ids[1], '<' + 3);
 }
 
 TEST_F(ServerTest, ModelsHealthTokenize) {
