@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,6 +57,10 @@ struct RequestSpec {
   // Token selection, validated by the submitter (Validate(vocab_size));
   // sampling.logprobs = how many top alternatives to return per token.
   sampling::SamplingParams sampling;
+  // Another choice (n > 1) of request `sibling_of`'s prompt: queued as if
+  // it had arrived with that request (when it is still live), and never
+  // refused for a full queue (its call was let in with the first choice).
+  std::optional<RequestId> sibling_of;
 };
 
 struct Request {

@@ -50,7 +50,7 @@ Status Scheduler::Submit(RequestSpec spec) {
           kv_.pool(g).num_blocks()));
     }
   }
-  if (num_waiting() >= config_.max_queue) {
+  if (!spec.sibling_of && num_waiting() >= config_.max_queue) {
     return ResourceExhaustedError(
         StrFormat("queue full (%d waiting)", num_waiting()));
   }
@@ -63,6 +63,11 @@ Status Scheduler::Submit(RequestSpec spec) {
   req->sampling = std::make_shared<const sampling::SamplingParams>(
       std::move(spec.sampling));
   req->arrival = next_arrival_++;
+  if (spec.sibling_of) {
+    if (const Request* first = Find(*spec.sibling_of)) {
+      req->arrival = first->arrival;
+    }
+  }
   Request* r = req.get();
   requests_.emplace(r->id, std::move(req));
   Enqueue(r);

@@ -178,6 +178,8 @@ engine::RequestSpec EngineBackend::MakeSpec(const Call& call,
   spec.stop.stop_token_ids = call.stop_ids;
   spec.sampling = call.sampling;
   if (spec.sampling.seed) *spec.sampling.seed += static_cast<uint64_t>(index);
+  // Later choices wait where the first did, not behind what came since.
+  if (index > 0) spec.sibling_of = call.seqs[0].engine_id;
   return spec;
 }
 

@@ -230,6 +230,26 @@ TEST(SchedulerTest, FcfsAdmissionAndPriorityClasses) {
   sim.CheckAllDone();
 }
 
+TEST(SchedulerTest, SiblingsWaitWhereTheirFirstChoiceDid) {
+  // One sequence runs at a time; requests 2 and 3 arrive while 1 runs, then
+  // 1's second choice (n = 2, submitted after 1's first token) comes: it
+  // goes before them, and the full queue does not refuse it.
+  SchedulerConfig c = Cfg(64, 1, 0);
+  c.max_queue = 2;
+  Sim sim(c, Kv(64, 4));
+  ASSERT_TRUE(sim.Submit(1, Prompt(0, 8), MaxTokens(3)).ok());
+  sim.Step();
+  ASSERT_TRUE(sim.Submit(2, Prompt(1, 8), MaxTokens(3)).ok());
+  ASSERT_TRUE(sim.Submit(3, Prompt(2, 8), MaxTokens(3)).ok());
+  EXPECT_EQ(sim.Submit(5, Prompt(3, 8), MaxTokens(3)).code(),
+            StatusCode::kResourceExhausted);
+  ASSERT_TRUE(sim.Submit(4, Prompt(0, 8), MaxTokens(3), 0, /*sibling_of=*/1).ok());
+  sim.RunUntilIdle();
+  EXPECT_LT(sim.first_step(4), sim.first_step(2));
+  EXPECT_LT(sim.first_step(2), sim.first_step(3));
+  sim.CheckAllDone();
+}
+
 TEST(SchedulerTest, HeadOfLineBlocksAdmission) {
   // The head needs more blocks than are free: later small ones wait (FCFS).
   Sim sim(Cfg(256, 8, 0), Kv(12, 4));

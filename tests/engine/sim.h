@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -33,11 +34,13 @@ class Sim {
   FakeExecutor& exec() { return exec_; }
 
   Status Submit(RequestId id, std::vector<TokenId> prompt,
-                StopConditions stop = {}, int priority = 0) {
+                StopConditions stop = {}, int priority = 0,
+                std::optional<RequestId> sibling_of = {}) {
     RequestSpec spec;
     spec.id = id;
     spec.prompt = prompt;
     spec.priority = priority;
+    spec.sibling_of = sibling_of;
     spec.stop = stop;
     Status s = sched_->Submit(std::move(spec));
     if (s.ok()) {
