@@ -177,7 +177,10 @@ class Backend {
   virtual StatusOr<std::vector<int32_t>> Tokenize(std::string_view text,
                                                   bool add_special,
                                                   bool parse_special) = 0;
-  virtual StatusOr<std::string> Detokenize(std::span<const int32_t> ids) = 0;
+  // render_special: control tokens as their text ("<bos>"), as /detokenize
+  // shows them; else they are dropped, as in generated text.
+  virtual StatusOr<std::string> Detokenize(std::span<const int32_t> ids,
+                                           bool render_special) = 0;
   // InvalidArgument carries the template's own message (-> HTTP 400).
   virtual StatusOr<std::string> ApplyChatTemplate(
       const ChatTemplateRequest& req) = 0;

@@ -159,8 +159,9 @@ StatusOr<std::vector<int32_t>> EngineBackend::Tokenize(std::string_view text,
       text, {.add_special = add_special, .parse_special = parse_special});
 }
 
-StatusOr<std::string> EngineBackend::Detokenize(std::span<const int32_t> ids) {
-  return tokenizer_->Decode(ids);
+StatusOr<std::string> EngineBackend::Detokenize(std::span<const int32_t> ids,
+                                                bool render_special) {
+  return tokenizer_->Decode(ids, {.render_special = render_special});
 }
 
 StatusOr<std::string> EngineBackend::ApplyChatTemplate(

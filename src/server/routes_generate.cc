@@ -115,7 +115,7 @@ std::optional<ApiError> GenerationCall::Prepare(const ModelInfo& info) {
       } else {
         p.ids = std::move(in.ids);
         if (req_.echo) {
-          StatusOr<std::string> text = b.Detokenize(p.ids);
+          StatusOr<std::string> text = b.Detokenize(p.ids, false);
           if (!text.ok()) return FromStatus(text.status(), "prompt");
           p.echo_text = *text;
         }

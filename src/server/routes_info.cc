@@ -114,7 +114,8 @@ void HandleDetokenize(ServerState& s, Exchange& ex) {
   ApiResult<std::vector<int32_t>> ids =
       ParseDetokenizeRequest(ex.request().body, limits);
   if (!ids.ok()) return SendError(s, ex, ids.error());
-  StatusOr<std::string> text = s.backend->Detokenize(ids.value());
+  // Special tokens as text, as vLLM and llama-server show them.
+  StatusOr<std::string> text = s.backend->Detokenize(ids.value(), true);
   if (!text.ok()) return SendError(s, ex, FromStatus(text.status(), "tokens"));
   SendJson(s, ex, 200, Dump({{"prompt", *text}}));
 }

@@ -241,6 +241,17 @@ def test_text_offsets_count_characters_and_streaming_agrees(client):
     assert streamed == lp.text_offset
 
 
+def test_detokenize_shows_special_tokens(gemma):
+    # As vLLM and llama-server: /detokenize renders control tokens, so a
+    # /tokenize -> /detokenize round trip keeps them.
+    _, _, body = http_call(gemma, "POST", "/tokenize",
+                           {"prompt": "<start_of_turn>user"})
+    ids = json.loads(body)["tokens"]
+    assert len(ids) == 3  # <bos>, <start_of_turn>, user
+    _, _, body = http_call(gemma, "POST", "/detokenize", {"tokens": ids})
+    assert json.loads(body)["prompt"] == "<bos><start_of_turn>user"
+
+
 def test_chat_logprobs_shape(client):
     r = client.chat.completions.create(
         model="weft", messages=[{"role": "user", "content": "Hello"}],

@@ -432,14 +432,21 @@ TEST(EngineBackendTest, TokenizeDetokenize) {
   auto ids = b->Tokenize("Hello world", false, false);
   ASSERT_TRUE(ids.ok()) << ids.status().ToString();
   ASSERT_FALSE(ids->empty());
-  auto text = b->Detokenize(*ids);
+  auto text = b->Detokenize(*ids, false);
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(*text, "Hello world");
   ids = b->Tokenize("Hello", true, false);
   ASSERT_TRUE(ids.ok());
   EXPECT_EQ(ids->front(), kBos);
+  // Control tokens: dropped from text, shown by /detokenize.
+  text = b->Detokenize(*ids, false);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->find("<s>"), std::string::npos) << *text;
+  text = b->Detokenize(*ids, true);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->rfind("<s>", 0), 0u) << *text;
   std::vector<int32_t> bad = {99999};
-  EXPECT_FALSE(b->Detokenize(bad).ok());
+  EXPECT_FALSE(b->Detokenize(bad, false).ok());
   EXPECT_EQ(b->model_info().vocab_size, kNumTokens);
 }
 

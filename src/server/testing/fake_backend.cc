@@ -79,7 +79,8 @@ StatusOr<std::vector<int32_t>> FakeBackend::Tokenize(std::string_view text,
   return ids;
 }
 
-StatusOr<std::string> FakeBackend::Detokenize(std::span<const int32_t> ids) {
+StatusOr<std::string> FakeBackend::Detokenize(std::span<const int32_t> ids,
+                                              bool /*render_special*/) {
   std::string out;
   for (int32_t id : ids) {
     if (id >= 3 && id < 259) {

@@ -56,7 +56,8 @@ class FakeBackend : public Backend {
   StatusOr<std::vector<int32_t>> Tokenize(std::string_view text,
                                           bool add_special,
                                           bool parse_special) override;
-  StatusOr<std::string> Detokenize(std::span<const int32_t> ids) override;
+  StatusOr<std::string> Detokenize(std::span<const int32_t> ids,
+                                   bool render_special) override;
   StatusOr<std::string> ApplyChatTemplate(
       const ChatTemplateRequest& req) override;
   Status Submit(GenerateRequest req, EventCallback on_event) override;
