@@ -245,11 +245,13 @@ void Engine::Loop() {
       const Clock::time_point t3 = Clock::now();
       pass.execute_ms = Ms(t2, t3);
       const ExecuteTimes times = executor_->LastExecuteTimes();
+      const std::vector<PromptLogprobs> prompt_lps =
+          executor_->TakePromptLogprobs();
       pass.forward_ms = times.forward_ms;
       pass.sample_ms = times.sample_ms;
       lock.lock();
       if (sampled.ok()) {
-        scheduler_->Update(plan, *sampled);
+        scheduler_->Update(plan, *sampled, prompt_lps);
       } else {
         pass.ok = false;
         LOG(ERROR) << "step " << plan.step

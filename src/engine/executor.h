@@ -38,6 +38,10 @@ class Executor {
   // The split of the last Execute call's time (loop thread only, right
   // after Execute). Default: not measured.
   virtual ExecuteTimes LastExecuteTimes() const { return {}; }
+  // The prompt logprobs the last Execute computed (ScheduledSeq::
+  // prompt_targets), taken (loop thread only, right after Execute).
+  // Default: none.
+  virtual std::vector<PromptLogprobs> TakePromptLogprobs() { return {}; }
 };
 
 }  // namespace weft::engine

@@ -37,6 +37,9 @@ class ModelExecutor final : public Executor {
   StatusOr<std::vector<SampledToken>> Execute(const StepPlan& plan) override;
   Status ValidateRequest(const RequestSpec& spec) const override;
   ExecuteTimes LastExecuteTimes() const override { return times_; }
+  std::vector<PromptLogprobs> TakePromptLogprobs() override {
+    return std::exchange(prompt_logprobs_, {});
+  }
 
  private:
   // Creates the request's sampler on first sight, with the history the
@@ -60,6 +63,7 @@ class ModelExecutor final : public Executor {
   std::vector<float> logits_;   // [outputs, n_vocab]
   std::vector<float> one_;      // [1, n_vocab] per sequence (fallback)
   ExecuteTimes times_;          // of the last Execute
+  std::vector<PromptLogprobs> prompt_logprobs_;  // of the last Execute
 };
 
 Status ModelExecutor::ValidateRequest(const RequestSpec& spec) const {
@@ -104,6 +108,14 @@ Status ModelExecutor::EnsureState(const ScheduledSeq& s) {
   return OkStatus();
 }
 
+// Whether token j of s needs its logits: the sampled last one, or a
+// position whose next prompt token's logprob is asked for.
+bool WantsLogits(const ScheduledSeq& s, int j) {
+  if (s.needs_logits && j + 1 == s.num_new_tokens) return true;
+  const int p = s.start_pos + j - s.prompt_logprobs_from;
+  return p >= 0 && p < static_cast<int>(s.prompt_targets.size());
+}
+
 Status ModelExecutor::Forward(const StepPlan& plan) {
   if (plan.seqs.size() > 1 && !multi_seq_) return ForwardEach(plan);
   // One batch: sequence i of the plan is KV sequence i. With a lone
@@ -119,7 +131,7 @@ Status ModelExecutor::Forward(const StepPlan& plan) {
     }
     for (int j = 0; j < s.num_new_tokens; ++j) {
       batch_.Add(s.tokens[static_cast<size_t>(j)], s.start_pos + j, seq,
-                 s.needs_logits && j + 1 == s.num_new_tokens);
+                 WantsLogits(s, j));
     }
   }
   Status st = model_->Forward(batch_, cache_.get(), &logits_, fwd_);
@@ -142,7 +154,7 @@ Status ModelExecutor::ForwardEach(const StepPlan& plan) {
     batch_.Clear();
     for (int j = 0; j < s.num_new_tokens; ++j) {
       batch_.Add(s.tokens[static_cast<size_t>(j)], s.start_pos + j, 0,
-                 s.needs_logits && j + 1 == s.num_new_tokens);
+                 WantsLogits(s, j));
     }
     RETURN_IF_ERROR(model_->Forward(batch_, cache_.get(), &one_, fwd_));
     logits_.insert(logits_.end(), one_.begin(), one_.end());
@@ -175,6 +187,7 @@ StatusOr<std::vector<SampledToken>> ModelExecutor::Execute(
   using Clock = std::chrono::steady_clock;
   const Clock::time_point t0 = Clock::now();
   times_ = ExecuteTimes();
+  prompt_logprobs_.clear();
   for (const kv::BlockCopy& c : plan.copies) {
     const int32_t n = c.group >= 0 && c.group < cache_->num_groups()
                           ? cache_->group_num_blocks(c.group) : 0;
@@ -225,6 +238,29 @@ StatusOr<std::vector<SampledToken>> ModelExecutor::Execute(
   const size_t v = static_cast<size_t>(n_vocab_);
   size_t row = 0;
   for (const ScheduledSeq& s : plan.seqs) {
+    // Rows in position order: the prompt targets', then the sampled one.
+    if (!s.prompt_targets.empty()) {
+      PromptLogprobs p;
+      p.id = s.id;
+      p.first_token = s.prompt_logprobs_from + 1;
+      for (TokenId target : s.prompt_targets) {
+        if ((row + 1) * v > logits_.size()) {
+          return InternalError("the forward pass returned too few logits");
+        }
+        const sampling::LogprobSummary l = sampling::ComputeLogprobs(
+            std::span<const float>(logits_.data() + row * v, v), target,
+            s.prompt_logprobs_top);
+        PromptTokenLogprob e;
+        e.token = target;
+        e.logprob = l.chosen_logprob;
+        for (const sampling::TokenLogprob& t : l.top) {
+          e.top.emplace_back(t.token, t.logprob);
+        }
+        p.entries.push_back(std::move(e));
+        ++row;
+      }
+      prompt_logprobs_.push_back(std::move(p));
+    }
     if (!s.needs_logits) continue;
     if ((row + 1) * v > logits_.size()) {
       return InternalError("the forward pass returned too few logits");

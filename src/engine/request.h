@@ -61,6 +61,11 @@ struct RequestSpec {
   // it had arrived with that request (when it is still live), and never
   // refused for a full queue (its call was let in with the first choice).
   std::optional<RequestId> sibling_of;
+  // >= 0: report the logprob of every prompt token after the first (the
+  // OpenAI completions `echo` with `logprobs`) with this many top
+  // alternatives. Such a request computes its whole prompt (no prefix
+  // cache hit: a cached token has no logits).
+  int prompt_logprobs = -1;
 };
 
 struct Request {
@@ -76,6 +81,8 @@ struct Request {
   uint64_t arrival = 0;          // submission order (FCFS key)
   uint64_t admission = 0;        // order of the latest admission to running
   int priority = 0;              // lower first
+  int prompt_logprobs = -1;      // from the spec
+  int prompt_logprobs_sent = 0;  // prompt tokens [1, this] reported
   StopConditions stop;
   // From the spec; shared with every ScheduledSeq of the request.
   std::shared_ptr<const sampling::SamplingParams> sampling;

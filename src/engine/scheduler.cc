@@ -41,6 +41,10 @@ Status Scheduler::Submit(RequestSpec spec) {
   if (spec.stop.max_tokens < 1) {
     return InvalidArgumentError("max_tokens must be >= 1");
   }
+  if (spec.prompt_logprobs > sampling::kMaxLogprobs) {
+    return InvalidArgumentError(StrFormat(
+        "prompt_logprobs must be at most %d", sampling::kMaxLogprobs));
+  }
   for (int g = 0; g < kv_.num_groups(); ++g) {
     const int need = kv_.MaxBlocksHeld(g, n + 1, config_.ChunkCap());
     if (need > kv_.pool(g).num_blocks()) {
@@ -59,6 +63,7 @@ Status Scheduler::Submit(RequestSpec spec) {
   req->tokens = std::move(spec.prompt);
   req->num_prompt_tokens = n;
   req->priority = spec.priority;
+  req->prompt_logprobs = spec.prompt_logprobs;
   req->stop = std::move(spec.stop);
   req->sampling = std::make_shared<const sampling::SamplingParams>(
       std::move(spec.sampling));
@@ -205,7 +210,7 @@ void Scheduler::ScheduleRunning(Request* req, Pass* pass) {
   const int remaining = req->num_tokens() - req->num_computed_tokens;
   CHECK_GE(remaining, 1);
   int n = std::min(remaining, pass->budget);
-  if (remaining > 1) n = std::min(n, pass->chunk_cap);
+  if (remaining > 1) n = std::min(n, ChunkCapFor(*req, pass->chunk_cap));
   if (n <= 0) return;  // budget spent (only prefills get here: see Validate)
   for (;;) {
     std::optional<kv::SlotAllocation> alloc = kv_.AllocateSlots(req->id, n);
@@ -242,12 +247,24 @@ void Scheduler::ScheduleRunning(Request* req, Pass* pass) {
   }
 }
 
+int Scheduler::ChunkCapFor(const Request& req, int cap) const {
+  if (req.prompt_logprobs >= 0 &&
+      req.num_computed_tokens < req.num_prompt_tokens) {
+    return std::min(cap, config_.prompt_logprobs_chunk);
+  }
+  return cap;
+}
+
 bool Scheduler::TryAdmit(Request* req, Pass* pass) {
   kv::PrefixHit hit;
-  if (config_.enable_prefix_caching) hit = kv_.FindCachedPrefix(req->tokens);
+  // A request that wants its prompt's logprobs computes every position.
+  if (config_.enable_prefix_caching && req->prompt_logprobs < 0) {
+    hit = kv_.FindCachedPrefix(req->tokens);
+  }
   const int remaining = req->num_tokens() - hit.num_tokens;
   int n = std::min({remaining, pass->budget,
-                    remaining > 1 ? pass->chunk_cap : remaining});
+                    remaining > 1 ? ChunkCapFor(*req, pass->chunk_cap)
+                                  : remaining});
   std::optional<kv::SlotAllocation> alloc =
       kv_.AllocateSlots(req->id, n, &hit, req->num_tokens());
   if (!alloc && n > config_.ChunkCap()) {
@@ -285,6 +302,17 @@ void Scheduler::AddToPlan(Request* req, int n, const kv::SlotAllocation& alloc,
   s.num_prompt_tokens = req->num_prompt_tokens;
   s.admitted = admitted;
   if (admitted) s.all_tokens = req->tokens;
+  if (req->prompt_logprobs >= 0) {
+    // Position p reports prompt token p + 1; tokens [1, sent] are done.
+    const int from = std::max(alloc.start_pos, req->prompt_logprobs_sent);
+    const int end = std::min(alloc.start_pos + n, req->num_prompt_tokens - 1);
+    if (from < end) {
+      s.prompt_logprobs_from = from;
+      s.prompt_targets.assign(req->tokens.begin() + from + 1,
+                              req->tokens.begin() + end + 1);
+      s.prompt_logprobs_top = req->prompt_logprobs;
+    }
+  }
   for (const kv::BlockCopy& c : alloc.copies) {
     pass->copies.emplace_back(req->id, c);
   }
@@ -331,8 +359,28 @@ std::optional<FinishReason> Scheduler::CheckStop(const Request& req) const {
   return std::nullopt;
 }
 
+void Scheduler::EmitPromptLogprobs(Request* req, const PromptLogprobs& p) {
+  RequestEvent ev;
+  ev.id = req->id;
+  ev.prompt_logprobs_first = req->prompt_logprobs_sent + 1;
+  for (size_t i = 0; i < p.entries.size(); ++i) {
+    // Only the next tokens in order (a recomputed chunk repeats some).
+    if (p.first_token + static_cast<int>(i) != req->prompt_logprobs_sent + 1) {
+      continue;
+    }
+    ev.prompt_logprobs.push_back(p.entries[i]);
+    ++req->prompt_logprobs_sent;
+  }
+  if (ev.prompt_logprobs.empty()) return;
+  ev.num_prompt_tokens = req->num_prompt_tokens;
+  ev.num_output_tokens = req->num_output_tokens();
+  ev.num_cached_tokens = req->num_cached_tokens;
+  events_.push_back(std::move(ev));
+}
+
 void Scheduler::Update(const StepPlan& plan,
-                       std::span<const SampledToken> sampled) {
+                       std::span<const SampledToken> sampled,
+                       std::span<const PromptLogprobs> prompt_logprobs) {
   for (const ScheduledSeq& s : plan.seqs) {
     auto it = requests_.find(s.id);
     if (it == requests_.end()) continue;  // finished (aborted) meanwhile
@@ -347,6 +395,11 @@ void Scheduler::Update(const StepPlan& plan,
     }
     if (kv_.has_window()) {
       kv_.ReleaseOutsideWindow(req->id, req->num_computed_tokens);
+    }
+    if (!s.prompt_targets.empty()) {
+      for (const PromptLogprobs& p : prompt_logprobs) {
+        if (p.id == s.id) EmitPromptLogprobs(req, p);
+      }
     }
     if (!s.needs_logits) continue;
     const SampledToken* tok = nullptr;

@@ -72,8 +72,10 @@ class Scheduler {
   // Plans the next pass. An empty plan means there is nothing to run.
   StepPlan Schedule();
   // Applies a pass's results: `sampled` holds one token for every scheduled
-  // sequence with needs_logits (sequences aborted meanwhile are skipped).
-  void Update(const StepPlan& plan, std::span<const SampledToken> sampled);
+  // sequence with needs_logits (sequences aborted meanwhile are skipped);
+  // `prompt_logprobs` what the executor computed for prompt_targets.
+  void Update(const StepPlan& plan, std::span<const SampledToken> sampled,
+              std::span<const PromptLogprobs> prompt_logprobs = {});
 
   // Events since the last call (new tokens, finishes), in order.
   std::vector<RequestEvent> TakeEvents();
@@ -104,6 +106,11 @@ class Scheduler {
   void FinishRequest(Request* req, FinishReason reason, std::string error,
                      const SampledToken* tok = nullptr);
   std::optional<FinishReason> CheckStop(const Request& req) const;
+  // A pass's per-sequence chunk cap as it applies to `req` (smaller while a
+  // request that reports prompt logprobs computes its prompt).
+  int ChunkCapFor(const Request& req, int cap) const;
+  // Emits the prompt logprobs of `p` that come next for `req`, in order.
+  void EmitPromptLogprobs(Request* req, const PromptLogprobs& p);
 
   SchedulerConfig config_;
   kv::KvCacheManager kv_;

@@ -32,6 +32,11 @@ struct SchedulerConfig {
   // prompt prefills in large, efficient chunks. 0 = off (always
   // max_batched_tokens / prefill_chunk).
   int idle_prefill_tokens = 512;
+  // Prompt tokens per pass of a request that reports its prompt's logprobs
+  // (RequestSpec::prompt_logprobs): each takes a vocabulary-sized row of
+  // logits (1 MiB for Gemma 3's 262144 tokens), so 32 keep such a pass's
+  // logits near 32 MiB where a 512-token idle chunk would take 512 MiB.
+  int prompt_logprobs_chunk = 32;
   // Reuse KV of full blocks that earlier requests computed (prefix cache).
   bool enable_prefix_caching = true;
   // Waiting requests at most; Submit beyond it fails with RESOURCE_EXHAUSTED.
@@ -54,6 +59,9 @@ struct SchedulerConfig {
       return InvalidArgumentError("idle_prefill_tokens must be >= 0");
     }
     if (max_queue < 1) return InvalidArgumentError("max_queue must be >= 1");
+    if (prompt_logprobs_chunk < 1) {
+      return InvalidArgumentError("prompt_logprobs_chunk must be >= 1");
+    }
     if (max_model_len < 2) {
       return InvalidArgumentError("max_model_len must be >= 2");
     }

@@ -42,6 +42,14 @@ struct ScheduledSeq {
   // all_tokens is empty.
   bool admitted = false;
   std::vector<TokenId> all_tokens;
+  // Prompt logprobs (RequestSpec::prompt_logprobs): for the positions
+  // [prompt_logprobs_from, prompt_logprobs_from + prompt_targets.size())
+  // of this chunk, the executor reports the logprob of the prompt token
+  // that follows each (prompt_targets[i]) with prompt_logprobs_top
+  // alternatives. Empty: none in this chunk.
+  int prompt_logprobs_from = 0;
+  std::vector<TokenId> prompt_targets;
+  int prompt_logprobs_top = 0;
 };
 
 struct StepPlan {
@@ -70,6 +78,20 @@ struct SampledToken {
   std::vector<std::pair<TokenId, float>> top_logprobs;
 };
 
+// The logprob of one prompt token given the tokens before it.
+struct PromptTokenLogprob {
+  TokenId token = 0;
+  float logprob = 0.0f;
+  std::vector<std::pair<TokenId, float>> top;  // alternatives, descending
+};
+
+// What the executor computed for one ScheduledSeq's prompt_targets.
+struct PromptLogprobs {
+  RequestId id = 0;
+  int first_token = 1;  // prompt index of entries[0] (its position + 1)
+  std::vector<PromptTokenLogprob> entries;
+};
+
 // What a client learns after a step (or an abort): zero or one new token,
 // and whether the request is done.
 struct RequestEvent {
@@ -86,6 +108,10 @@ struct RequestEvent {
   int num_prompt_tokens = 0;        // for usage accounting
   int num_output_tokens = 0;        // so far
   int num_cached_tokens = 0;        // prompt tokens served from the cache
+  // Prompt tokens' logprobs (RequestSpec::prompt_logprobs), in prompt order
+  // across events, starting at prompt_logprobs_first (>= 1).
+  std::vector<PromptTokenLogprob> prompt_logprobs;
+  int prompt_logprobs_first = 1;
 };
 
 }  // namespace weft::engine

@@ -47,6 +47,9 @@ struct GenerateRequest {
   int32_t n = 1;                     // sequences to generate, >= 1
   bool echo = false;  // the server prepends prompt text itself; informational
   int32_t priority = 0;  // lower runs earlier (vLLM convention)
+  // >= 0: sequence 0's events carry every prompt token's logprob with this
+  // many alternatives (GenerateEvent::prompt_logprobs).
+  int32_t prompt_logprobs = -1;
 };
 
 // One alternative at a position: a token and its log-probability.
@@ -60,6 +63,9 @@ struct TokenLogprob {
 struct PositionLogprobs {
   TokenLogprob chosen;              // the sampled token
   std::vector<TokenLogprob> top;    // best first, size <= requested N
+  // false: the prompt's first token, which has no context: its logprob
+  // and alternatives are null in the API.
+  bool has_logprob = true;
 };
 
 enum class FinishReason { kStop, kLength, kAbort, kError };
@@ -84,6 +90,9 @@ struct GenerateEvent {
   std::string text;                   // new text (may be empty)
   std::vector<int32_t> token_ids;     // tokens produced since last event
   std::vector<PositionLogprobs> logprobs;  // one per token_ids entry, if asked
+  // GenerateRequest::prompt_logprobs: the next prompt tokens, in order
+  // across events, from the first (has_logprob false); before any token.
+  std::vector<PositionLogprobs> prompt_logprobs;
   std::optional<FinishReason> finish;      // set on a sequence's last event
   std::string error_message;          // when finish == kError
   bool last = false;                  // the request's final event

@@ -179,6 +179,9 @@ engine::RequestSpec EngineBackend::MakeSpec(const Call& call,
   spec.stop.stop_token_ids = call.stop_ids;
   spec.sampling = call.sampling;
   if (spec.sampling.seed) *spec.sampling.seed += static_cast<uint64_t>(index);
+  // The prompt is the same for every choice: the first computes its
+  // logprobs (the others may then take it from the prefix cache).
+  if (index == 0) spec.prompt_logprobs = call.g.prompt_logprobs;
   // Later choices wait where the first did, not behind what came since.
   if (index > 0) spec.sibling_of = call.seqs[0].engine_id;
   return spec;
@@ -313,6 +316,30 @@ void EngineBackend::AddToken(Call& call, Seq& seq,
   out->logprobs.push_back(std::move(p));
 }
 
+void EngineBackend::AddPromptLogprobs(const Call& call,
+                                      const engine::RequestEvent& ev,
+                                      GenerateEvent* out) {
+  auto text = [this](engine::TokenId t) {
+    return std::string(tokenizer_->TokenToPiece(t));
+  };
+  if (ev.prompt_logprobs_first == 1 && !call.g.prompt_ids.empty()) {
+    PositionLogprobs first;
+    first.chosen.id = call.g.prompt_ids[0];
+    first.chosen.text = text(first.chosen.id);
+    first.has_logprob = false;
+    out->prompt_logprobs.push_back(std::move(first));
+  }
+  for (const engine::PromptTokenLogprob& e : ev.prompt_logprobs) {
+    PositionLogprobs p;
+    p.chosen = {e.token, text(e.token), e.logprob};
+    for (const auto& [id, lp] : e.top) {
+      if (static_cast<int32_t>(p.top.size()) >= call.g.prompt_logprobs) break;
+      p.top.push_back({id, text(id), lp});
+    }
+    out->prompt_logprobs.push_back(std::move(p));
+  }
+}
+
 void EngineBackend::OnEngineEvent(const std::shared_ptr<Call>& call,
                                   int index, const engine::RequestEvent& ev) {
   std::vector<GenerateEvent> events;
@@ -326,6 +353,9 @@ void EngineBackend::OnEngineEvent(const std::shared_ptr<Call>& call,
     out.index = index;
     seq.tokens = std::max(seq.tokens, ev.num_output_tokens);
     seq.cached = ev.num_cached_tokens;
+    if (!seq.done && !ev.prompt_logprobs.empty()) {
+      AddPromptLogprobs(*call, ev, &out);
+    }
     if (!seq.done) {
       for (size_t k = 0; k < ev.new_tokens.size() && !seq.text->stopped();
            ++k) {
@@ -344,12 +374,15 @@ void EngineBackend::OnEngineEvent(const std::shared_ptr<Call>& call,
         }
         seq.done = true;
       }
-      if (!out.text.empty() || !out.token_ids.empty() || out.finish) {
+      if (!out.text.empty() || !out.token_ids.empty() || out.finish ||
+          !out.prompt_logprobs.empty()) {
         events.push_back(std::move(out));
       }
     }
     if (ev.finished) seq.engine_done = true;
-    if (index == 0 && !call->siblings_sent) {
+    // After sequence 0's prefill (not a prompt-logprobs chunk before it).
+    if (index == 0 && !call->siblings_sent &&
+        (!ev.new_tokens.empty() || ev.finished)) {
       call->siblings_sent = true;
       start_siblings = true;
     }

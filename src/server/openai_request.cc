@@ -448,12 +448,9 @@ ApiResult<OpenAiRequest> ParseCompletionRequest(std::string_view body,
   ParseCommon(*j, limits, f, &r);
   f.Bool("echo", &r.echo);
   f.Int32("logprobs", 0, 20, &r.sampling.logprobs);
-  if (f.ok() && r.echo && r.sampling.logprobs >= 0) {
-    // The prompt tokens' logprobs (what evaluation harnesses read) are not
-    // computed: an answer with only the completion's would read as wrong.
-    f.Fail("'echo' with 'logprobs' (logprobs of the prompt tokens) is not "
-           "supported",
-           "echo");
+  if (f.ok() && r.echo && r.sampling.logprobs >= 0 && r.stream) {
+    // The prompt tokens' logprobs come with the whole response only.
+    f.Fail("'echo' with 'logprobs' is not supported when streaming", "echo");
   }
   RejectUnsupportedCompletion(f);
   if (!f.ok()) return f.error();

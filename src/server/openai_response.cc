@@ -58,14 +58,19 @@ json CompletionLogprobs(const std::vector<PositionLogprobs>& lps,
        tops = json::array(), offsets = json::array();
   for (const PositionLogprobs& p : lps) {
     tokens.push_back(SafeText(p.chosen.text));
+    offsets.push_back(offset);
+    offset += Utf8Chars(p.chosen.text);
+    if (!p.has_logprob) {  // the prompt's first token
+      token_lps.push_back(nullptr);
+      tops.push_back(nullptr);
+      continue;
+    }
     token_lps.push_back(p.chosen.logprob);
     json top = json::object();
     for (const TokenLogprob& t : p.top) top[SafeText(t.text)] = t.logprob;
     // The sampled token is always there ("up to logprobs + 1" entries).
     top[SafeText(p.chosen.text)] = p.chosen.logprob;
     tops.push_back(top);
-    offsets.push_back(offset);
-    offset += Utf8Chars(p.chosen.text);
   }
   return {{"tokens", tokens},
           {"token_logprobs", token_lps},

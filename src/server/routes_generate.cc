@@ -57,6 +57,8 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   OpenAiRequest req_;
   ResponseMeta meta_;
   std::vector<Prepared> prompts_;
+  // echo + logprobs: prompt index -> its tokens' logprobs (from choice 0).
+  std::map<size_t, std::vector<PositionLogprobs>> prompt_logprobs_;
   int32_t max_tokens_ = 16;
   std::vector<std::string> backend_ids_;  // submitted so far
   std::vector<ChoiceResult> choices_;     // prompts * n
@@ -206,6 +208,10 @@ void GenerationCall::Submit() {
     g.ignore_eos = req_.ignore_eos;
     g.n = req_.n;
     g.echo = req_.echo;
+    // echo + logprobs: the prompt tokens' logprobs lead each choice's.
+    if (req_.echo && !req_.chat && want_logprobs()) {
+      g.prompt_logprobs = req_.sampling.logprobs;
+    }
     g.priority = req_.priority;
     std::string backend_id = g.request_id;
     std::shared_ptr<Gate> gate = s_.gate;
@@ -270,6 +276,11 @@ void GenerationCall::OnEvent(size_t prompt, GenerateEvent ev) {
   }
   ChoiceResult& c = choices_[idx];
   const bool streaming = req_.stream && !failed_ && !error_;
+  if (!ev.prompt_logprobs.empty()) {
+    std::vector<PositionLogprobs>& pl = prompt_logprobs_[prompt];
+    pl.insert(pl.end(), std::make_move_iterator(ev.prompt_logprobs.begin()),
+              std::make_move_iterator(ev.prompt_logprobs.end()));
+  }
   if (valid && !c.finish && (!ev.text.empty() || !ev.logprobs.empty())) {
     ChunkPiece p;
     p.index = static_cast<int32_t>(idx);
@@ -359,6 +370,18 @@ void GenerationCall::Complete() {
     } else if (error_) {
       SendError(s_, *ex_, InternalServerError(*error_));
     } else {
+      if (!prompt_logprobs_.empty()) {
+        // Each choice's logprobs start with its prompt's tokens, at text
+        // offset 0 (the echoed prompt).
+        for (size_t i = 0; i < choices_.size(); ++i) {
+          const auto it = prompt_logprobs_.find(i / static_cast<size_t>(req_.n));
+          if (it == prompt_logprobs_.end()) continue;
+          ChoiceResult& c = choices_[i];
+          c.logprobs.insert(c.logprobs.begin(), it->second.begin(),
+                            it->second.end());
+          c.logprob_text_start = 0;
+        }
+      }
       std::string body =
           req_.chat ? ChatResponseJson(meta_, choices_, want_logprobs(), usage_)
                     : CompletionResponseJson(meta_, choices_, want_logprobs(),

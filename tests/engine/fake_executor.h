@@ -74,6 +74,7 @@ class FakeExecutor : public Executor {
 
   StatusOr<std::vector<SampledToken>> Execute(const StepPlan& plan) override {
     time += a + b * plan.num_batched_tokens;
+    prompt_logprobs_.clear();
     for (const kv::BlockCopy& c : plan.copies) {
       std::vector<Cell>& cells = c.group == kv::kLocalGroup ? local_slots_
                                                             : slots_;
@@ -99,6 +100,22 @@ class FakeExecutor : public Executor {
           local_slots_[Slot(b, p % block_size_)] = cell;
         }
       }
+      if (!s.prompt_targets.empty()) {
+        // Each target must be the token after its position.
+        PromptLogprobs p;
+        p.id = s.id;
+        p.first_token = s.prompt_logprobs_from + 1;
+        for (size_t i = 0; i < s.prompt_targets.size(); ++i) {
+          const int pos = s.prompt_logprobs_from + static_cast<int>(i);
+          if (pos < s.start_pos || pos >= s.start_pos + s.num_new_tokens ||
+              s.prompt_targets[i] != lookup_(s.id, pos + 1)) {
+            Fail(StrFormat("req %lld: bad prompt target at %d",
+                           (long long)s.id, pos));
+          }
+          p.entries.push_back({s.prompt_targets[i], -0.25f, {}});
+        }
+        prompt_logprobs_.push_back(std::move(p));
+      }
       if (s.needs_logits) {
         const int pos = s.start_pos + s.num_new_tokens;
         SampledToken t;
@@ -111,7 +128,12 @@ class FakeExecutor : public Executor {
     return out;
   }
 
+  std::vector<PromptLogprobs> TakePromptLogprobs() override {
+    return std::exchange(prompt_logprobs_, {});
+  }
+
  private:
+  std::vector<PromptLogprobs> prompt_logprobs_;
   struct Cell {
     int pos = -1;
     TokenId token = -1;

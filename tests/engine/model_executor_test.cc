@@ -346,6 +346,43 @@ TEST(EngineModelTest, LogprobsAndTopAlternatives) {
   for (const auto& top : b.top_logprobs) EXPECT_TRUE(top.empty());
 }
 
+// The logprob of a prompt token is the logprob the model gives it as the
+// next token: prompt P + greedy output G, scored in chunks of 4, gives G's
+// tokens the logprobs (and alternatives) their generation reported.
+TEST(EngineModelTest, PromptLogprobsEqualTheLogprobsOfGeneration) {
+  REQUIRE_MODEL();
+  const std::vector<TokenId> p = RandomPrompt(5, 9, kLo, kHi);
+  Job gen = GreedyJob(1, p, 6);
+  gen.sampling.logprobs = 3;
+  RunResult a = RunJobs(*model, DefaultSetup(), {gen}, false);
+  ExpectFinishedOnce(a);
+  const Outcome& g = a.outcomes[1];
+  ASSERT_EQ(g.tokens.size(), 6u);
+  std::vector<TokenId> scored = p;
+  scored.insert(scored.end(), g.tokens.begin(), g.tokens.end());
+  Job score = GreedyJob(2, scored, 1);
+  score.prompt_logprobs = 3;
+  RunSetup chunked = DefaultSetup();
+  chunked.sched.prefill_chunk = 4;
+  RunResult b = RunJobs(*model, chunked, {score}, false);
+  ExpectFinishedOnce(b);
+  const Outcome& s = b.outcomes[2];
+  ASSERT_EQ(s.prompt_logprobs.size(), scored.size() - 1);
+  for (size_t i = 0; i + 1 < scored.size(); ++i) {
+    EXPECT_EQ(s.prompt_logprobs[i].token, scored[i + 1]);
+    EXPECT_LE(s.prompt_logprobs[i].logprob, 0.0f);
+    EXPECT_EQ(s.prompt_logprobs[i].top.size(), 3u);
+  }
+  for (size_t k = 0; k < g.tokens.size(); ++k) {
+    const PromptTokenLogprob& e = s.prompt_logprobs[p.size() - 1 + k];
+    EXPECT_NEAR(e.logprob, g.logprobs[k], 1e-4) << k;
+    ASSERT_EQ(e.top.size(), g.top_logprobs[k].size());
+    for (size_t j = 0; j < e.top.size(); ++j) {
+      EXPECT_EQ(e.top[j].first, g.top_logprobs[k][j].first) << k;
+    }
+  }
+}
+
 TEST(EngineModelTest, BadRequestsAreRefusedAtSubmit) {
   REQUIRE_MODEL();
   RunSetup setup = DefaultSetup();

@@ -32,6 +32,7 @@ struct Job {
   int max_tokens = 16;
   sampling::SamplingParams sampling;  // set greedy by GreedyJob
   int abort_after = -1;  // > 0: Abort() once this many tokens arrived
+  int prompt_logprobs = -1;  // RequestSpec::prompt_logprobs
 };
 
 // What a request produced.
@@ -43,6 +44,7 @@ struct Outcome {
   std::string error;
   int num_finishes = 0;
   int num_cached_tokens = 0;
+  std::vector<PromptTokenLogprob> prompt_logprobs;  // prompt tokens 1, 2, ...
 };
 
 // Everything one engine run needs.
@@ -120,6 +122,7 @@ inline RunResult RunJobs(const model::Model& model, const RunSetup& setup,
     spec.prompt = j.prompt;
     spec.stop.max_tokens = j.max_tokens;
     spec.sampling = j.sampling;
+    spec.prompt_logprobs = j.prompt_logprobs;
     Engine* e = engine.get();
     const int abort_after = j.abort_after;
     Status st = engine->Submit(std::move(spec), [&, e, abort_after](
@@ -135,6 +138,9 @@ inline RunResult RunJobs(const model::Model& model, const RunSetup& setup,
         o.top_logprobs.insert(o.top_logprobs.end(), ev.top_logprobs.begin(),
                               ev.top_logprobs.end());
         o.num_cached_tokens = ev.num_cached_tokens;
+        o.prompt_logprobs.insert(o.prompt_logprobs.end(),
+                                 ev.prompt_logprobs.begin(),
+                                 ev.prompt_logprobs.end());
         if (ev.finished) {
           ++o.num_finishes;
           o.reason = ev.reason;

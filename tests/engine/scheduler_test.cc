@@ -250,6 +250,58 @@ TEST(SchedulerTest, SiblingsWaitWhereTheirFirstChoiceDid) {
   sim.CheckAllDone();
 }
 
+TEST(SchedulerTest, PromptLogprobsCoverThePromptOnceInOrder) {
+  // 10 prompt tokens in chunks of 4: tokens 1..9 get logprobs (token 0 has
+  // no context), from positions 0..8, chunk by chunk. The same prompt was
+  // cached before: this request computes it anyway.
+  SchedulerConfig c = Cfg(64, 4, 8);
+  c.prompt_logprobs_chunk = 4;  // not 8: each position takes a logits row
+  Sim sim(c, Kv(64, 4));
+  ASSERT_TRUE(sim.Submit(1, Prompt(0, 10), MaxTokens(2)).ok());
+  sim.RunUntilIdle();
+  RequestSpec spec;
+  spec.id = 2;
+  spec.prompt = Prompt(0, 10);
+  spec.stop = MaxTokens(3);
+  spec.prompt_logprobs = 2;
+  ASSERT_TRUE(sim.SubmitSpec(spec).ok());
+  StepPlan p = sim.Step();
+  ASSERT_EQ(p.seqs.size(), 1u);
+  EXPECT_EQ(p.seqs[0].start_pos, 0);
+  EXPECT_EQ(p.seqs[0].num_new_tokens, 4);
+  EXPECT_EQ(p.seqs[0].prompt_logprobs_from, 0);
+  EXPECT_EQ(p.seqs[0].prompt_targets.size(), 4u);
+  EXPECT_EQ(p.seqs[0].prompt_logprobs_top, 2);
+  sim.RunUntilIdle();
+  const std::vector<TokenId> prompt = Prompt(0, 10);
+  EXPECT_EQ(sim.prompt_logprob_tokens(2),
+            std::vector<TokenId>(prompt.begin() + 1, prompt.end()));
+  EXPECT_TRUE(sim.prompt_logprob_tokens(1).empty());
+  sim.CheckAllDone();
+}
+
+TEST(SchedulerTest, PromptLogprobsAreNotRepeatedAfterAPreemption) {
+  // As PreemptsMostRecentAndRecomputesWithoutReemitting: every request is
+  // preempted at some point and recomputes its prompt.
+  Sim sim(Cfg(64, 4, 4, /*prefix=*/false), Kv(9, 4));
+  for (RequestId id = 0; id < 3; ++id) {
+    RequestSpec spec;
+    spec.id = id;
+    spec.prompt = Prompt(int(id) * 10, 8);
+    spec.stop = MaxTokens(10);
+    spec.prompt_logprobs = 0;
+    ASSERT_TRUE(sim.SubmitSpec(spec).ok());
+  }
+  sim.RunUntilIdle();
+  EXPECT_GE(sim.sched().stats().num_preemptions, 1);
+  for (RequestId id = 0; id < 3; ++id) {
+    const std::vector<TokenId> prompt = Prompt(int(id) * 10, 8);
+    EXPECT_EQ(sim.prompt_logprob_tokens(id),
+              std::vector<TokenId>(prompt.begin() + 1, prompt.end()));
+  }
+  sim.CheckAllDone();
+}
+
 TEST(SchedulerTest, HeadOfLineBlocksAdmission) {
   // The head needs more blocks than are free: later small ones wait (FCFS).
   Sim sim(Cfg(256, 8, 0), Kv(12, 4));

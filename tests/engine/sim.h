@@ -38,18 +38,28 @@ class Sim {
                 std::optional<RequestId> sibling_of = {}) {
     RequestSpec spec;
     spec.id = id;
-    spec.prompt = prompt;
+    spec.prompt = std::move(prompt);
     spec.priority = priority;
     spec.sibling_of = sibling_of;
-    spec.stop = stop;
+    spec.stop = std::move(stop);
+    return SubmitSpec(std::move(spec));
+  }
+  Status SubmitSpec(RequestSpec spec) {
+    const RequestId id = spec.id;
+    std::vector<TokenId> prompt = spec.prompt;
+    StopConditions stop = spec.stop;
     Status s = sched_->Submit(std::move(spec));
     if (s.ok()) {
       prompts_[id] = std::move(prompt);
-      stops_[id] = stop;
+      stops_[id] = std::move(stop);
       live_.insert(id);
       submit_step_[id] = steps_;
     }
     return s;
+  }
+  // The prompt tokens whose logprobs request `id` reported, in order.
+  const std::vector<TokenId>& prompt_logprob_tokens(RequestId id) {
+    return prompt_lp_tokens_[id];
   }
 
   // One Schedule / Execute / Update round with every per-pass check.
@@ -61,7 +71,8 @@ class Sim {
       ++steps_;
       auto sampled = exec_.Execute(plan);
       EXPECT_TRUE(exec_.error.empty()) << exec_.error;
-      sched_->Update(plan, *sampled);
+      const std::vector<PromptLogprobs> prompt_lps = exec_.TakePromptLogprobs();
+      sched_->Update(plan, *sampled, prompt_lps);
       for (const ScheduledSeq& s : plan.seqs) {
         if (!first_step_.count(s.id)) first_step_[s.id] = steps_;
       }
@@ -185,6 +196,14 @@ class Sim {
       EXPECT_TRUE(live_.count(ev.id)) << "event after finish: " << ev.id;
       auto& out = outputs_[ev.id];
       out.insert(out.end(), ev.new_tokens.begin(), ev.new_tokens.end());
+      std::vector<TokenId>& lp = prompt_lp_tokens_[ev.id];
+      if (!ev.prompt_logprobs.empty()) {
+        EXPECT_EQ(ev.prompt_logprobs_first, static_cast<int>(lp.size()) + 1);
+        EXPECT_TRUE(out.empty()) << "prompt logprobs after output tokens";
+      }
+      for (const PromptTokenLogprob& e : ev.prompt_logprobs) {
+        lp.push_back(e.token);
+      }
       EXPECT_EQ(static_cast<int>(out.size()), ev.num_output_tokens);
       if (ev.finished) {
         if (ev.reason == FinishReason::kError &&
@@ -209,6 +228,7 @@ class Sim {
   std::unique_ptr<Scheduler> sched_;
   FakeExecutor exec_;
   std::map<RequestId, std::vector<TokenId>> prompts_, outputs_;
+  std::map<RequestId, std::vector<TokenId>> prompt_lp_tokens_;
   std::map<RequestId, StopConditions> stops_;
   std::map<RequestId, int> finishes_, cached_, first_step_, submit_step_;
   std::map<RequestId, FinishReason> reasons_;

@@ -252,6 +252,35 @@ def test_detokenize_shows_special_tokens(gemma):
     assert json.loads(body)["prompt"] == "<bos><start_of_turn>user"
 
 
+def test_echo_with_logprobs_scores_the_prompt(client):
+    # What evaluation harnesses (lm-eval's local-completions) send: each
+    # prompt token's logprob given the ones before it; the first has none.
+    g = complete(client, max_tokens=4, logprobs=1)
+    r = client.completions.create(
+        model="m", prompt=PROMPT + g.choices[0].text, max_tokens=1,
+        temperature=0, echo=True, logprobs=2)
+    lp = r.choices[0].logprobs
+    n = r.usage.prompt_tokens
+    assert r.choices[0].text.startswith(PROMPT + g.choices[0].text)
+    assert len(lp.tokens) == len(lp.token_logprobs) == n + 1
+    assert lp.token_logprobs[0] is None and lp.top_logprobs[0] is None
+    assert all(x is not None and x <= 0 for x in lp.token_logprobs[1:])
+    assert all(1 <= len(t) <= 3 for t in lp.top_logprobs[1:])
+    assert lp.text_offset[0] == 0
+    # The scored continuation has the logprobs its generation reported.
+    gen = g.choices[0].logprobs
+    assert lp.tokens[n - 4:n] == gen.tokens
+    for a, b in zip(lp.token_logprobs[n - 4:n], gen.token_logprobs):
+        assert abs(a - b) < 2e-3, (a, b)
+    # And it ranks continuations: Paris over banana.
+    def score(cont):
+        s = client.completions.create(model="m", prompt=PROMPT + cont,
+                                      max_tokens=1, echo=True, logprobs=0)
+        lps = s.choices[0].logprobs.token_logprobs
+        return lps[s.usage.prompt_tokens - 1]
+    assert score(" Paris") > score(" banana") + 5
+
+
 def test_chat_logprobs_shape(client):
     r = client.chat.completions.create(
         model="weft", messages=[{"role": "user", "content": "Hello"}],

@@ -149,7 +149,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{false, R"({"prompt": "p", "repetition_penalty": 1e-46})",
                 "repetition_penalty"},
         // Accepted fields Weft cannot honour are refused, not ignored.
-        BadCase{false, R"({"prompt": "p", "echo": true, "logprobs": 0})",
+        BadCase{false,
+                R"({"prompt": "p", "echo": true, "logprobs": 0,
+                    "stream": true})",
                 "echo"},
         BadCase{false, R"({"prompt": "p", "suffix": "end"})", "suffix"},
         BadCase{false, R"({"prompt": "p", "best_of": 3})", "best_of"},

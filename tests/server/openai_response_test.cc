@@ -72,6 +72,21 @@ TEST(OpenAiResponseTest, TextOffsetsCountCharactersAndTopHoldsTheSample) {
   EXPECT_FLOAT_EQ(lp["top_logprobs"][0]["\xc3\xa9"].get<float>(), -0.9f);
 }
 
+TEST(OpenAiResponseTest, EchoedPromptLogprobsStartWithANull) {
+  ChoiceResult c;
+  c.text = "ab c";
+  PositionLogprobs first = Lp("ab", 0.0f);
+  first.has_logprob = false;  // the prompt's first token has no context
+  c.logprobs = {first, Lp(" c", -1.5f)};
+  json j = json::parse(CompletionResponseJson(Meta(false), {c}, true, {}));
+  const json& lp = j["choices"][0]["logprobs"];
+  EXPECT_EQ(lp["tokens"], json({"ab", " c"}));
+  EXPECT_TRUE(lp["token_logprobs"][0].is_null());
+  EXPECT_TRUE(lp["top_logprobs"][0].is_null());
+  EXPECT_FLOAT_EQ(lp["token_logprobs"][1].get<float>(), -1.5f);
+  EXPECT_EQ(lp["text_offset"], json({0, 2}));
+}
+
 TEST(OpenAiResponseTest, ChatShape) {
   ChoiceResult c;
   c.text = "hi";
