@@ -367,20 +367,18 @@ StatusOr<Value> MinMax(const Value& v, CallArgs& a, bool is_max) {
 
 std::string TitleFilter(const std::string& s) {
   // Split on runs of [-\s({\[<]; uppercase the first char of each piece.
+  // Per code point: a UTF-8 continuation byte is no separator.
   std::string out;
   bool start = true;
-  for (char c : s) {
-    bool sep = c == '-' || c == '(' || c == '{' || c == '[' || c == '<' ||
-               IsPyWhitespace(static_cast<unsigned char>(c));
-    if (sep) {
-      out += c;
-      start = true;
-    } else if (start) {
-      out += AsciiUpper(std::string(1, c));
-      start = false;
-    } else {
-      out += AsciiLower(std::string(1, c));
+  for (uint32_t cp : DecodeUtf8(s)) {
+    const bool sep = cp == '-' || cp == '(' || cp == '{' || cp == '[' ||
+                     cp == '<' || IsPyWhitespace(cp);
+    if (cp < 0x80 && !sep) {
+      cp = static_cast<uint32_t>(start ? std::toupper(static_cast<int>(cp))
+                                       : std::tolower(static_cast<int>(cp)));
     }
+    AppendUtf8(cp, &out);
+    start = sep;
   }
   return out;
 }

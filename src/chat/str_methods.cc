@@ -91,7 +91,57 @@ StatusOr<Value> Split(const std::string& s, CallArgs& a, bool from_right) {
   return Value::MakeList(std::move(out));
 }
 
-StatusOr<Value> PrefixTest(const std::string& s, CallArgs& a, bool ends) {
+// The byte range of s[start:end] (code points, Python's slice rules) from
+// the optional arguments `first` and `first + 1` (int or None). `valid` is
+// false when start lies past the end, where Python's find answers -1 and
+// startswith False, even for an empty needle.
+struct ByteRange {
+  size_t begin = 0, end = 0;
+  int64_t first_cp = 0;  // the code point index of `begin`
+  bool valid = true;
+};
+StatusOr<ByteRange> SliceArgs(const std::string& s, CallArgs& a, size_t first,
+                              const std::string& fn) {
+  std::vector<size_t> at;  // byte offset of each code point, then the size
+  for (size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) at.push_back(i);
+  }
+  const int64_t n = static_cast<int64_t>(at.size());
+  at.push_back(s.size());
+  int64_t idx[2] = {0, n};
+  for (size_t k = 0; k < 2; ++k) {
+    const Value* v = Arg(a, first + k, k == 0 ? "start" : "end");
+    if (v == nullptr || v->is_none()) continue;
+    if (!v->is_int()) return TypeError(fn + ": slice indices must be integers");
+    idx[k] = v->integer();
+  }
+  ByteRange r;
+  for (int64_t& i : idx) {
+    if (i < 0) i = std::max<int64_t>(0, i + n);
+  }
+  r.valid = idx[0] <= n;
+  idx[0] = std::min(idx[0], n);
+  idx[1] = std::max(idx[0], std::min(idx[1], n));
+  r.begin = at[static_cast<size_t>(idx[0])];
+  r.end = at[static_cast<size_t>(idx[1])];
+  r.first_cp = idx[0];
+  return r;
+}
+
+// Python's str.title() case rule: a cased character. ASCII letters and the
+// Latin, Greek and Cyrillic letter blocks (whose case is not mapped: see
+// AsciiUpper), so that "héllo" stays one word.
+bool IsCased(uint32_t cp) {
+  if (cp < 0x80) return std::isalpha(static_cast<int>(cp)) != 0;
+  return (cp >= 0xC0 && cp <= 0x24F && cp != 0xD7 && cp != 0xF7) ||
+         (cp >= 0x370 && cp <= 0x52F) || (cp >= 0x1E00 && cp <= 0x1FFF);
+}
+
+StatusOr<Value> PrefixTest(const std::string& whole, CallArgs& a, bool ends) {
+  const std::string fn = ends ? "endswith" : "startswith";
+  ASSIGN_OR_RETURN(ByteRange r, SliceArgs(whole, a, 1, fn));
+  if (!r.valid) return Value(false);
+  const std::string s = whole.substr(r.begin, r.end - r.begin);
   ASSIGN_OR_RETURN(const Value* p,
                    Required(a, 0, "prefix", ends ? "endswith" : "startswith"));
   std::vector<Value> cands;
@@ -187,12 +237,14 @@ StatusOr<Value> StringMethod(const Value& self, const std::string& name,
   if (name == "title") {
     std::string r;
     bool prev_cased = false;
-    for (char c : s) {
-      bool alpha = std::isalpha(static_cast<unsigned char>(c));
-      r += alpha ? (prev_cased ? static_cast<char>(std::tolower(c))
-                               : static_cast<char>(std::toupper(c)))
-                 : c;
-      prev_cased = alpha;
+    for (uint32_t cp : DecodeUtf8(s)) {
+      const bool cased = IsCased(cp);
+      if (cp < 0x80 && cased) {
+        cp = static_cast<uint32_t>(prev_cased ? std::tolower(static_cast<int>(cp))
+                                              : std::toupper(static_cast<int>(cp)));
+      }
+      AppendUtf8(cp, &r);
+      prev_cased = cased;
     }
     return Value(std::move(r));
   }
@@ -207,21 +259,29 @@ StatusOr<Value> StringMethod(const Value& self, const std::string& name,
   }
   if (name == "find" || name == "rfind" || name == "index") {
     ASSIGN_OR_RETURN(std::string sub, StrArg(a, 0, "sub", name));
-    size_t hit = name == "rfind" ? s.rfind(sub) : s.find(sub);
+    ASSIGN_OR_RETURN(ByteRange br, SliceArgs(s, a, 1, name));
+    const std::string_view t =
+        std::string_view(s).substr(br.begin, br.end - br.begin);
+    const size_t hit = !br.valid ? std::string::npos
+                       : name == "rfind" ? t.rfind(sub) : t.find(sub);
     if (hit == std::string::npos) {
       if (name == "index")
         return InvalidArgumentError("ValueError: substring not found");
       return Value(-1);
     }
-    return Value(static_cast<int64_t>(
-        CodePointCount(std::string_view(s).substr(0, hit))));
+    return Value(br.first_cp +
+                 static_cast<int64_t>(CodePointCount(t.substr(0, hit))));
   }
   if (name == "count") {
     ASSIGN_OR_RETURN(std::string sub, StrArg(a, 0, "sub", "count"));
-    if (sub.empty()) return Value(static_cast<int64_t>(CodePointCount(s) + 1));
+    ASSIGN_OR_RETURN(ByteRange br, SliceArgs(s, a, 1, "count"));
+    if (!br.valid) return Value(int64_t{0});
+    const std::string_view t =
+        std::string_view(s).substr(br.begin, br.end - br.begin);
+    if (sub.empty()) return Value(static_cast<int64_t>(CodePointCount(t) + 1));
     int64_t n = 0;
-    for (size_t pos = s.find(sub); pos != std::string::npos;
-         pos = s.find(sub, pos + sub.size()))
+    for (size_t pos = t.find(sub); pos != std::string::npos;
+         pos = t.find(sub, pos + sub.size()))
       ++n;
     return Value(n);
   }
@@ -251,7 +311,11 @@ StatusOr<Value> StringMethod(const Value& self, const std::string& name,
   if (name == "isdigit") return all(::isdigit);
   if (name == "isalpha") return all(::isalpha);
   if (name == "isalnum") return all(::isalnum);
-  if (name == "isspace") return all(::isspace);
+  if (name == "isspace") {
+    const std::vector<uint32_t> cps = DecodeUtf8(s);
+    return Value(!cps.empty() && std::all_of(cps.begin(), cps.end(),
+                                             IsPyWhitespace));
+  }
   if (name == "islower") return Value(AsciiLower(s) == s && AsciiUpper(s) != s);
   if (name == "isupper") return Value(AsciiUpper(s) == s && AsciiLower(s) != s);
   return TypeError("unknown str method " + name);

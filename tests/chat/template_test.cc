@@ -30,6 +30,34 @@ TEST(Template, RendersVariablesAndLoops) {
   EXPECT_EQ(*out, "Hi Weft: 2 4 6");
 }
 
+// Expected strings rendered by Python jinja2 3.1 from the same source.
+TEST(Template, StringMethodsTakeStartAndEnd) {
+  auto out = RenderSrc(
+      R"({{ "abcabc".find("c", 3) }} {{ "abcabc".index("a", 1) }} )"
+      R"({{ "aXbX".count("X", 2) }} {{ "abc".startswith("b", 1) }} )"
+      R"({{ "abc.py".endswith("abc", 0, 3) }} {{ "abc".find("", 5) }} )"
+      R"({{ "abc".find("", 3) }} {{ "h\u00e9llo".find("l", -2) }} )"
+      R"({{ "abc".rfind("b", 0, 1) }} {{ "abcabc".count("", 1, 3) }} )"
+      R"({{ "abc".startswith("", 4) }})");
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(*out, "5 3 1 True True -1 3 3 -1 3 False");
+  EXPECT_FALSE(RenderSrc(R"({{ "abc".find("b", "1") }})").ok());
+}
+
+TEST(Template, TitleCaseKeepsNonAsciiLettersInTheirWord) {
+  // voil\u00e0bon \u00c5ke, h\u00e9llo w\u00f6rld, a\u00e9b, \u65e5\u672cabc
+  auto out = RenderSrc(
+      "{{ \"voil\xc3\xa0" "bon \xc3\x85ke\"|title }}|"
+      "{{ \"h\xc3\xa9llo w\xc3\xb6rld\".title() }}|"
+      "{{ \"a\xc3\xa9" "b\".title() }}|"
+      "{{ \"\xe6\x97\xa5\xe6\x9c\xac" "abc\".title() }}|"
+      "{{ \"\xc2\xa0\".isspace() }}");
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(*out,
+            "Voil\xc3\xa0" "bon \xc3\x85ke|H\xc3\xa9llo W\xc3\xb6rld|"
+            "A\xc3\xa9" "b|\xe6\x97\xa5\xe6\x9c\xac" "Abc|True");
+}
+
 TEST(Template, ParseErrorNamesTheLine) {
   auto t = Template::Parse("line one\n{% if true %}\n{{ 1 + }}\n{% endif %}");
   ASSERT_FALSE(t.ok());
