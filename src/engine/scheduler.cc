@@ -12,6 +12,9 @@ struct Scheduler::Pass {
   StepPlan plan;
   int budget = 0;     // tokens left in this pass
   int chunk_cap = 0;  // prompt tokens one sequence may feed in this pass
+  // Prompt-logprob positions (each a logits row) this pass may still take,
+  // over all its sequences (SchedulerConfig::prompt_logprobs_chunk).
+  int prompt_logprob_rows = 0;
   std::vector<std::pair<RequestId, kv::BlockCopy>> copies;  // tagged by seq
 };
 
@@ -170,6 +173,7 @@ StepPlan Scheduler::Schedule() {
     pass.chunk_cap = config_.ChunkCap();
   }
   pass.plan.budget = pass.budget;
+  pass.prompt_logprob_rows = config_.prompt_logprobs_chunk;
   for (const Request* r : running_) {
     if (r->num_tokens() - r->num_computed_tokens > 1) order.push_back(r->id);
   }
@@ -210,7 +214,7 @@ void Scheduler::ScheduleRunning(Request* req, Pass* pass) {
   const int remaining = req->num_tokens() - req->num_computed_tokens;
   CHECK_GE(remaining, 1);
   int n = std::min(remaining, pass->budget);
-  if (remaining > 1) n = std::min(n, ChunkCapFor(*req, pass->chunk_cap));
+  if (remaining > 1) n = std::min(n, ChunkCapFor(*req, *pass));
   if (n <= 0) return;  // budget spent (only prefills get here: see Validate)
   for (;;) {
     std::optional<kv::SlotAllocation> alloc = kv_.AllocateSlots(req->id, n);
@@ -247,12 +251,12 @@ void Scheduler::ScheduleRunning(Request* req, Pass* pass) {
   }
 }
 
-int Scheduler::ChunkCapFor(const Request& req, int cap) const {
+int Scheduler::ChunkCapFor(const Request& req, const Pass& pass) const {
   if (req.prompt_logprobs >= 0 &&
       req.num_computed_tokens < req.num_prompt_tokens) {
-    return std::min(cap, config_.prompt_logprobs_chunk);
+    return std::min(pass.chunk_cap, pass.prompt_logprob_rows);
   }
-  return cap;
+  return pass.chunk_cap;
 }
 
 bool Scheduler::TryAdmit(Request* req, Pass* pass) {
@@ -263,8 +267,8 @@ bool Scheduler::TryAdmit(Request* req, Pass* pass) {
   }
   const int remaining = req->num_tokens() - hit.num_tokens;
   int n = std::min({remaining, pass->budget,
-                    remaining > 1 ? ChunkCapFor(*req, pass->chunk_cap)
-                                  : remaining});
+                    remaining > 1 ? ChunkCapFor(*req, *pass) : remaining});
+  if (n <= 0) return false;  // this pass's prompt-logprob rows are spent
   std::optional<kv::SlotAllocation> alloc =
       kv_.AllocateSlots(req->id, n, &hit, req->num_tokens());
   if (!alloc && n > config_.ChunkCap()) {
@@ -311,6 +315,7 @@ void Scheduler::AddToPlan(Request* req, int n, const kv::SlotAllocation& alloc,
       s.prompt_targets.assign(req->tokens.begin() + from + 1,
                               req->tokens.begin() + end + 1);
       s.prompt_logprobs_top = req->prompt_logprobs;
+      pass->prompt_logprob_rows -= end - from;
     }
   }
   for (const kv::BlockCopy& c : alloc.copies) {

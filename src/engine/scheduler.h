@@ -106,9 +106,9 @@ class Scheduler {
   void FinishRequest(Request* req, FinishReason reason, std::string error,
                      const SampledToken* tok = nullptr);
   std::optional<FinishReason> CheckStop(const Request& req) const;
-  // A pass's per-sequence chunk cap as it applies to `req` (smaller while a
-  // request that reports prompt logprobs computes its prompt).
-  int ChunkCapFor(const Request& req, int cap) const;
+  // The pass's per-sequence chunk cap as it applies to `req`: smaller
+  // while a request that reports prompt logprobs computes its prompt.
+  int ChunkCapFor(const Request& req, const Pass& pass) const;
   // Emits the prompt logprobs of `p` that come next for `req`, in order.
   void EmitPromptLogprobs(Request* req, const PromptLogprobs& p);
 

@@ -32,10 +32,11 @@ struct SchedulerConfig {
   // prompt prefills in large, efficient chunks. 0 = off (always
   // max_batched_tokens / prefill_chunk).
   int idle_prefill_tokens = 512;
-  // Prompt tokens per pass of a request that reports its prompt's logprobs
-  // (RequestSpec::prompt_logprobs): each takes a vocabulary-sized row of
-  // logits (1 MiB for Gemma 3's 262144 tokens), so 32 keep such a pass's
-  // logits near 32 MiB where a 512-token idle chunk would take 512 MiB.
+  // Prompt tokens per pass, over all requests, of those that report their
+  // prompt's logprobs (RequestSpec::prompt_logprobs): each takes a
+  // vocabulary-sized row of logits (1 MiB for Gemma 3's 262144 tokens), so
+  // 32 keep a pass's logits near 32 MiB, where a 512-token idle chunk
+  // would take 512 MiB.
   int prompt_logprobs_chunk = 32;
   // Reuse KV of full blocks that earlier requests computed (prefix cache).
   bool enable_prefix_caching = true;

@@ -280,6 +280,30 @@ TEST(SchedulerTest, PromptLogprobsCoverThePromptOnceInOrder) {
   sim.CheckAllDone();
 }
 
+TEST(SchedulerTest, PromptLogprobRowsAreCappedPerPass) {
+  // Two scoring requests of 12 tokens with 6 logits rows per pass in all:
+  // the first takes them; the second waits for the next pass.
+  SchedulerConfig c = Cfg(64, 4, 16);
+  c.prompt_logprobs_chunk = 6;
+  Sim sim(c, Kv(64, 4));
+  for (RequestId id = 1; id <= 2; ++id) {
+    RequestSpec spec;
+    spec.id = id;
+    spec.prompt = Prompt(int(id) * 20, 12);
+    spec.stop = MaxTokens(1);
+    spec.prompt_logprobs = 0;
+    ASSERT_TRUE(sim.SubmitSpec(spec).ok());
+  }
+  StepPlan p = sim.Step();
+  ASSERT_EQ(p.seqs.size(), 1u);
+  EXPECT_EQ(p.seqs[0].num_new_tokens, 6);
+  sim.RunUntilIdle();
+  for (RequestId id = 1; id <= 2; ++id) {
+    EXPECT_EQ(sim.prompt_logprob_tokens(id).size(), 11u);
+  }
+  sim.CheckAllDone();
+}
+
 TEST(SchedulerTest, PromptLogprobsAreNotRepeatedAfterAPreemption) {
   // As PreemptsMostRecentAndRecomputesWithoutReemitting: every request is
   // preempted at some point and recomputes its prompt.
