@@ -93,10 +93,12 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
     if (client_gone_ || response_started_) return;
     response_started_ = response_complete_ = true;
     std::string out = StatusLine(status);
-    out += "Content-Type: " + content_type + "\r\n";
-    out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    if (status != 204) {  // a 204 has no content (RFC 9110 8.6, 15.3.5)
+      out += "Content-Type: " + content_type + "\r\n";
+      out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    }
     out += CommonHeaders(headers) + "\r\n";
-    out += body;
+    if (status != 204) out += body;
     Queue(std::move(out));
   }
 

@@ -92,7 +92,9 @@ ClientResponse HttpConnection::Read() {
     size_t v = line.find_first_not_of(' ', colon + 1);
     r.headers[name] = v == std::string::npos ? "" : line.substr(v);
   }
-  if (r.headers["transfer-encoding"] == "chunked") {
+  if (status == 204 || status == 304) {
+    // No body, whatever the headers say (RFC 9112 6.3).
+  } else if (r.headers["transfer-encoding"] == "chunked") {
     r.chunked = true;
     while (true) {
       if (!ReadLine(&line)) return r;

@@ -107,6 +107,7 @@ TEST_F(ServerTest, CorsForBrowsers) {
       {"Access-Control-Request-Headers", "authorization, content-type"}};
   ClientResponse pre = Fetch(port_, "OPTIONS", "/v1/chat/completions", "", page);
   EXPECT_EQ(pre.status, 204);
+  EXPECT_EQ(pre.headers.count("content-length"), 0u);  // RFC 9110 8.6
   EXPECT_EQ(pre.headers["access-control-allow-origin"], "*");
   EXPECT_NE(pre.headers["access-control-allow-methods"].find("POST"),
             std::string::npos);
