@@ -30,6 +30,7 @@ struct EngineBackend::Call {
   std::vector<Seq> seqs;
   bool aborted = false;        // Abort() was called
   bool siblings_sent = false;  // sequences 1..n-1 submitted (or given up)
+  bool prompt_first_sent = false;  // the prompt's first token (no logprob)
   bool last_sent = false;      // the final event went out
 };
 
@@ -316,13 +317,15 @@ void EngineBackend::AddToken(Call& call, Seq& seq,
   out->logprobs.push_back(std::move(p));
 }
 
-void EngineBackend::AddPromptLogprobs(const Call& call,
+void EngineBackend::AddPromptLogprobs(Call& call,
                                       const engine::RequestEvent& ev,
                                       GenerateEvent* out) {
   auto text = [this](engine::TokenId t) {
     return std::string(tokenizer_->TokenToPiece(t));
   };
-  if (ev.prompt_logprobs_first == 1 && !call.g.prompt_ids.empty()) {
+  // With sequence 0's first event (a one-token prompt has no others).
+  if (!call.prompt_first_sent && !call.g.prompt_ids.empty()) {
+    call.prompt_first_sent = true;
     PositionLogprobs first;
     first.chosen.id = call.g.prompt_ids[0];
     first.chosen.text = text(first.chosen.id);
@@ -353,7 +356,7 @@ void EngineBackend::OnEngineEvent(const std::shared_ptr<Call>& call,
     out.index = index;
     seq.tokens = std::max(seq.tokens, ev.num_output_tokens);
     seq.cached = ev.num_cached_tokens;
-    if (!seq.done && !ev.prompt_logprobs.empty()) {
+    if (!seq.done && index == 0 && call->g.prompt_logprobs >= 0) {
       AddPromptLogprobs(*call, ev, &out);
     }
     if (!seq.done) {

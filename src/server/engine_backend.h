@@ -96,9 +96,9 @@ class EngineBackend : public Backend {
   // Converts one engine token (with its logprobs) into the event.
   void AddToken(Call& call, Seq& seq, const engine::RequestEvent& ev,
                 size_t k, GenerateEvent* out);
-  // Converts an engine event's prompt logprobs (with the first prompt
-  // token, which has none, ahead of prompt token 1).
-  void AddPromptLogprobs(const Call& call, const engine::RequestEvent& ev,
+  // Converts sequence 0's prompt logprobs, the first prompt token (which
+  // has none) with its first event. Caller holds call.mu.
+  void AddPromptLogprobs(Call& call, const engine::RequestEvent& ev,
                          GenerateEvent* out);
   // Submits the deferred siblings of a call (loop thread).
   void SubmitSiblings(const std::shared_ptr<Call>& call,

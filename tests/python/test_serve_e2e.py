@@ -279,6 +279,12 @@ def test_echo_with_logprobs_scores_the_prompt(client):
         lps = s.choices[0].logprobs.token_logprobs
         return lps[s.usage.prompt_tokens - 1]
     assert score(" Paris") > score(" banana") + 5
+    # A one-token prompt: just its null entry, then the completion's.
+    one = client.completions.create(model="m", prompt=[2], max_tokens=2,
+                                    temperature=0, echo=True, logprobs=0)
+    lp = one.choices[0].logprobs
+    assert len(lp.tokens) == 3
+    assert lp.token_logprobs[0] is None and lp.token_logprobs[1] is not None
 
 
 def test_chat_logprobs_shape(client):
