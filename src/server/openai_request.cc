@@ -110,13 +110,6 @@ class FieldReader {
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
-// Code points in valid UTF-8 (what JSON Schema's maxLength counts).
-size_t Utf8Length(std::string_view s) {
-  size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
-}
-
 // Token id list; false + error on bad input.
 bool ParseIds(const json& arr, const ParseLimits& limits, const char* param,
               std::vector<int32_t>* out, std::optional<ApiError>* err) {
@@ -213,7 +206,7 @@ void ParseCommon(const json& j, const ParseLimits& limits, FieldReader& f,
     }
     for (const auto& s2 : r->stop) {
       if (s2.empty()) return f.Fail("'stop' strings must not be empty", "stop");
-      if (size_t chars = Utf8Length(s2); chars > kMaxStopChars) {
+      if (size_t chars = Utf8Chars(s2); chars > kMaxStopChars) {
         return f.Fail(StrFormat("'stop' strings must be at most %d "
                                 "characters, got %zu", kMaxStopChars, chars),
                       "stop");

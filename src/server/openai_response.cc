@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/strings.h"
+
 namespace weft::server {
 
 namespace {
@@ -77,16 +79,6 @@ json CompletionLogprobs(const std::vector<PositionLogprobs>& lps,
           {"top_logprobs", tops},
           {"text_offset", offsets}};
 }
-
-}  // namespace
-
-size_t Utf8Chars(std::string_view s) {
-  size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
-}
-
-namespace {
 
 json Envelope(const ResponseMeta& meta, const char* object) {
   json j = {{"id", meta.id},

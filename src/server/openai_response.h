@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "server/backend.h"
@@ -26,16 +25,13 @@ struct ResponseMeta {
 struct ChoiceResult {
   std::string text;                       // full text (with echo prefix)
   std::vector<PositionLogprobs> logprobs; // per generated token, if asked
-  // Completions' text_offset of the first generated token: the characters
-  // (code points) of the echoed prompt.
+  // Completions' text_offset of the first entry of `logprobs` (code
+  // points): the echoed prompt's length, or 0 when the prompt's own tokens
+  // lead the logprobs.
   size_t logprob_text_start = 0;
-  size_t logprob_text_next = 0;           // streaming: the next token's
+  size_t logprob_text_next = 0;  // streaming: text_offset of the next token
   std::optional<FinishReason> finish;     // set when done
 };
-
-// Characters (code points) in UTF-8 text, what the OpenAI API's text
-// offsets count; a token's partial character counts where it starts.
-size_t Utf8Chars(std::string_view s);
 
 // "data: <json>\n\n".
 std::string SseData(const std::string& json);

@@ -45,6 +45,12 @@ std::string HumanBytes(double bytes) {
   return StrFormat("%.2f %s", bytes, kUnits[u]);
 }
 
+size_t Utf8Chars(std::string_view s) {
+  size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
 std::string CEscape(std::string_view s, size_t max_len) {
   std::string out;
   for (size_t i = 0; i < s.size() && i < max_len; ++i) {

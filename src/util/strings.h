@@ -17,6 +17,11 @@ std::vector<std::string_view> StrSplit(std::string_view s, char sep);
 // "1.50 GiB", "12.0 MiB", "512 B".
 std::string HumanBytes(double bytes);
 
+// Characters (code points) in UTF-8 text: the bytes that are not
+// continuation bytes, so a truncated character counts where it starts.
+// What the OpenAI API's text offsets and length limits count.
+size_t Utf8Chars(std::string_view s);
+
 // Escapes bytes outside printable ASCII as \xNN, for one-line messages.
 std::string CEscape(std::string_view s, size_t max_len = 64);
 

@@ -47,6 +47,9 @@ TEST(StringsTest, Helpers) {
   EXPECT_EQ(parts[1], "");
   EXPECT_EQ(HumanBytes(1536), "1.50 KiB");
   EXPECT_EQ(CEscape("a\x01"), "a\\x01");
+  EXPECT_EQ(Utf8Chars("Caf\xc3\xa9 "), 5u);
+  EXPECT_EQ(Utf8Chars("\xe6"), 1u);      // a character's first byte
+  EXPECT_EQ(Utf8Chars("\x97\xa5"), 0u);  // and the rest of it
 }
 
 }  // namespace
