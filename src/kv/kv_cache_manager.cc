@@ -96,25 +96,35 @@ int KvCacheManager::BlocksFor(int num_tokens) const {
   return (num_tokens + config_.block_size - 1) / config_.block_size;
 }
 
+namespace {
+
+// The most blocks a group with a window of `window` tokens holds for one
+// sequence fed chunks of at most max_chunk tokens, however long it grows:
+// positions [start - window + 1, start + chunk) plus one block of
+// misalignment.
+int WindowedBlocksHeld(int window, int max_chunk, int block_size) {
+  return (window - 1 + std::max(max_chunk, 1) + block_size - 1) / block_size +
+         1;
+}
+
+}  // namespace
+
 int KvCacheManager::MaxBlocksHeld(int group, int num_tokens,
                                   int max_chunk) const {
   const int all = BlocksFor(num_tokens);
   const int w = window(group);
   if (w <= 0) return all;
-  // Positions [start - w + 1, start + chunk) plus one block of misalignment.
-  return std::min(all, BlocksFor(w - 1 + std::max(max_chunk, 1)) + 1);
+  return std::min(all, WindowedBlocksHeld(w, max_chunk, config_.block_size));
 }
 
 int KvCacheManager::MaxSequenceTokens(const KvCacheConfig& config,
                                       int max_chunk) {
   const int64_t bs = config.block_size;
   int64_t most = std::numeric_limits<int>::max();
-  auto group = [&](int64_t blocks, int64_t window) {
-    if (window > 0) {
-      // As MaxBlocksHeld: a windowed group holds at most this many.
-      const int64_t held =
-          (window - 1 + std::max(max_chunk, 1) + bs - 1) / bs + 1;
-      if (held <= blocks) return;
+  auto group = [&](int blocks, int window) {
+    if (window > 0 &&
+        WindowedBlocksHeld(window, max_chunk, config.block_size) <= blocks) {
+      return;  // holds any length
     }
     most = std::min(most, blocks * bs);
   };
