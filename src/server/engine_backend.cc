@@ -304,42 +304,39 @@ void EngineBackend::AddToken(Call& call, Seq& seq,
   out->token_ids.push_back(tok);
   out->text += seq.text->Push(tok);
   if (call.g.sampling.logprobs < 0) return;
+  std::span<const std::pair<engine::TokenId, float>> top;
+  if (k < ev.top_logprobs.size()) top = ev.top_logprobs[k];
+  out->logprobs.push_back(
+      WithText(tok, k < ev.logprobs.size() ? ev.logprobs[k] : 0.0f, top,
+               call.g.sampling.logprobs));
+}
+
+PositionLogprobs EngineBackend::WithText(
+    engine::TokenId token, float logprob,
+    std::span<const std::pair<engine::TokenId, float>> top,
+    int32_t max_top) const {
   PositionLogprobs p;
-  p.chosen.id = tok;
-  p.chosen.text = std::string(tokenizer_->TokenToPiece(tok));
-  p.chosen.logprob = k < ev.logprobs.size() ? ev.logprobs[k] : 0.0f;
-  if (k < ev.top_logprobs.size()) {
-    for (const auto& [id, lp] : ev.top_logprobs[k]) {
-      if (static_cast<int32_t>(p.top.size()) >= call.g.sampling.logprobs) break;
-      p.top.push_back({id, std::string(tokenizer_->TokenToPiece(id)), lp});
-    }
+  p.chosen = {token, std::string(tokenizer_->TokenToPiece(token)), logprob};
+  for (const auto& [id, lp] : top) {
+    if (static_cast<int32_t>(p.top.size()) >= max_top) break;
+    p.top.push_back({id, std::string(tokenizer_->TokenToPiece(id)), lp});
   }
-  out->logprobs.push_back(std::move(p));
+  return p;
 }
 
 void EngineBackend::AddPromptLogprobs(Call& call,
                                       const engine::RequestEvent& ev,
                                       GenerateEvent* out) {
-  auto text = [this](engine::TokenId t) {
-    return std::string(tokenizer_->TokenToPiece(t));
-  };
   // With sequence 0's first event (a one-token prompt has no others).
   if (!call.prompt_first_sent && !call.g.prompt_ids.empty()) {
     call.prompt_first_sent = true;
-    PositionLogprobs first;
-    first.chosen.id = call.g.prompt_ids[0];
-    first.chosen.text = text(first.chosen.id);
+    PositionLogprobs first = WithText(call.g.prompt_ids[0], 0.0f, {}, 0);
     first.has_logprob = false;
     out->prompt_logprobs.push_back(std::move(first));
   }
   for (const engine::PromptTokenLogprob& e : ev.prompt_logprobs) {
-    PositionLogprobs p;
-    p.chosen = {e.token, text(e.token), e.logprob};
-    for (const auto& [id, lp] : e.top) {
-      if (static_cast<int32_t>(p.top.size()) >= call.g.prompt_logprobs) break;
-      p.top.push_back({id, text(id), lp});
-    }
-    out->prompt_logprobs.push_back(std::move(p));
+    out->prompt_logprobs.push_back(
+        WithText(e.token, e.logprob, e.top, call.g.prompt_logprobs));
   }
 }
 

@@ -23,7 +23,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/engine.h"
@@ -96,6 +98,11 @@ class EngineBackend : public Backend {
   // Converts one engine token (with its logprobs) into the event.
   void AddToken(Call& call, Seq& seq, const engine::RequestEvent& ev,
                 size_t k, GenerateEvent* out);
+  // A position's logprobs with token texts, at most max_top alternatives.
+  PositionLogprobs WithText(
+      engine::TokenId token, float logprob,
+      std::span<const std::pair<engine::TokenId, float>> top,
+      int32_t max_top) const;
   // Converts sequence 0's prompt logprobs, the first prompt token (which
   // has none) with its first event. Caller holds call.mu.
   void AddPromptLogprobs(Call& call, const engine::RequestEvent& ev,
