@@ -143,7 +143,7 @@ StatusOr<Value> PrefixTest(const std::string& whole, CallArgs& a, bool ends) {
   if (!r.valid) return Value(false);
   const std::string s = whole.substr(r.begin, r.end - r.begin);
   ASSIGN_OR_RETURN(const Value* p,
-                   Required(a, 0, "prefix", ends ? "endswith" : "startswith"));
+                   Required(a, 0, "prefix", fn));
   std::vector<Value> cands;
   if (p->is_tuple()) {
     cands = p->list();

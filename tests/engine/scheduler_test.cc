@@ -39,6 +39,17 @@ StopConditions MaxTokens(int n, std::vector<TokenId> stops = {}) {
   return s;
 }
 
+// A request that reports its prompt's logprobs with `top` alternatives.
+RequestSpec ScoringSpec(RequestId id, std::vector<TokenId> prompt,
+                        int max_tokens, int top) {
+  RequestSpec spec;
+  spec.id = id;
+  spec.prompt = std::move(prompt);
+  spec.stop = MaxTokens(max_tokens);
+  spec.prompt_logprobs = top;
+  return spec;
+}
+
 TEST(SchedulerConfigTest, Validate) {
   EXPECT_TRUE(SchedulerConfig().Validate().ok());
   EXPECT_FALSE(Cfg(8, 16, 0).Validate().ok());  // budget < max_seqs
@@ -259,12 +270,7 @@ TEST(SchedulerTest, PromptLogprobsCoverThePromptOnceInOrder) {
   Sim sim(c, Kv(64, 4));
   ASSERT_TRUE(sim.Submit(1, Prompt(0, 10), MaxTokens(2)).ok());
   sim.RunUntilIdle();
-  RequestSpec spec;
-  spec.id = 2;
-  spec.prompt = Prompt(0, 10);
-  spec.stop = MaxTokens(3);
-  spec.prompt_logprobs = 2;
-  ASSERT_TRUE(sim.SubmitSpec(spec).ok());
+  ASSERT_TRUE(sim.SubmitSpec(ScoringSpec(2, Prompt(0, 10), 3, 2)).ok());
   StepPlan p = sim.Step();
   ASSERT_EQ(p.seqs.size(), 1u);
   EXPECT_EQ(p.seqs[0].start_pos, 0);
@@ -287,12 +293,8 @@ TEST(SchedulerTest, PromptLogprobRowsAreCappedPerPass) {
   c.prompt_logprobs_chunk = 6;
   Sim sim(c, Kv(64, 4));
   for (RequestId id = 1; id <= 2; ++id) {
-    RequestSpec spec;
-    spec.id = id;
-    spec.prompt = Prompt(int(id) * 20, 12);
-    spec.stop = MaxTokens(1);
-    spec.prompt_logprobs = 0;
-    ASSERT_TRUE(sim.SubmitSpec(spec).ok());
+    ASSERT_TRUE(
+        sim.SubmitSpec(ScoringSpec(id, Prompt(int(id) * 20, 12), 1, 0)).ok());
   }
   StepPlan p = sim.Step();
   ASSERT_EQ(p.seqs.size(), 1u);
@@ -309,12 +311,8 @@ TEST(SchedulerTest, PromptLogprobsAreNotRepeatedAfterAPreemption) {
   // preempted at some point and recomputes its prompt.
   Sim sim(Cfg(64, 4, 4, /*prefix=*/false), Kv(9, 4));
   for (RequestId id = 0; id < 3; ++id) {
-    RequestSpec spec;
-    spec.id = id;
-    spec.prompt = Prompt(int(id) * 10, 8);
-    spec.stop = MaxTokens(10);
-    spec.prompt_logprobs = 0;
-    ASSERT_TRUE(sim.SubmitSpec(spec).ok());
+    ASSERT_TRUE(
+        sim.SubmitSpec(ScoringSpec(id, Prompt(int(id) * 10, 8), 10, 0)).ok());
   }
   sim.RunUntilIdle();
   EXPECT_GE(sim.sched().stats().num_preemptions, 1);
