@@ -125,7 +125,14 @@ Json Summarize(const GgufFile& f, bool with_tensors) {
   j["tokenizer_model"] = Meta(f, "tokenizer.ggml.model");
   j["has_chat_template"] = f.Has("tokenizer.chat_template");
   Json meta = Json::object();
-  for (const auto& e : f.metadata()) meta[e.key] = ToJson(e.value, kMaxJsonArray);
+  // Appended to the ordered map's vector: its operator[] searches the keys
+  // linearly (quadratic in a file's key count), and the reader already
+  // refuses duplicate keys.
+  auto& entries =
+      static_cast<Json::object_t::Container&>(meta.get_ref<Json::object_t&>());
+  entries.reserve(f.metadata().size());
+  for (const auto& e : f.metadata())
+    entries.emplace_back(e.key, ToJson(e.value, kMaxJsonArray));
   j["metadata"] = std::move(meta);
   if (with_tensors) {
     Json ts = Json::array();

@@ -113,6 +113,11 @@ int RunRun(int argc, char** argv) {
     return 2;
   }
   const tokenizer::Tokenizer& tok = **tok_or;
+  if (Status st = tok.CheckFitsModel(cfg.n_vocab); !st.ok()) {
+    fprintf(stderr, "weft run: %s: %s\n", model_path.c_str(),
+            st.message().c_str());
+    return 2;
+  }
   auto sampler_or = sampling::Sampler::Create(sp, static_cast<int32_t>(cfg.n_vocab));
   if (!sampler_or.ok()) {
     fprintf(stderr, "weft run: bad sampling parameters: %s\n",
@@ -135,7 +140,8 @@ int RunRun(int argc, char** argv) {
   if (ctx == 0) {
     ctx = cfg.n_ctx_train > 0 ? std::min<int64_t>(cfg.n_ctx_train, 4096) : 4096;
   }
-  if (static_cast<int64_t>(ids.size()) >= ctx) {
+  // A prompt may fill the context: the first token needs no KV slot.
+  if (static_cast<int64_t>(ids.size()) > ctx) {
     fprintf(stderr,
             "weft run: the prompt has %zu tokens but the context holds %lld "
             "(use --ctx)\n",

@@ -85,15 +85,16 @@ int RunTokenize(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s\n", flags.Usage().c_str());
     return 2;
   }
+  // A file that cannot be used is a bad argument: exit 2, as run/inspect.
   auto file = gguf::GgufFile::Open(args[0]);
   if (!file.ok()) {
-    std::fprintf(stderr, "error: %s\n", file.status().ToString().c_str());
-    return 1;
+    std::fprintf(stderr, "error: %s\n", file.status().message().c_str());
+    return 2;
   }
   auto tok = tokenizer::Tokenizer::FromGguf(**file);
   if (!tok.ok()) {
-    std::fprintf(stderr, "error: %s\n", tok.status().ToString().c_str());
-    return 1;
+    std::fprintf(stderr, "error: %s\n", tok.status().message().c_str());
+    return 2;
   }
   if (decode) {
     std::vector<TokenId> ids;

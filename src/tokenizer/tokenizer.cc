@@ -241,4 +241,11 @@ StatusOr<std::string> Tokenizer::Decode(std::span<const TokenId> ids,
   return out;
 }
 
+Status Tokenizer::CheckFitsModel(int64_t model_rows) const {
+  if (n_tokens() <= model_rows) return OkStatus();
+  return InvalidArgumentError(
+      StrFormat("the vocabulary has %d tokens but the model only %lld",
+                n_tokens(), static_cast<long long>(model_rows)));
+}
+
 }  // namespace weft::tokenizer

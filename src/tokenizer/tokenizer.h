@@ -77,6 +77,10 @@ class Tokenizer {
   // Decode's rule: strip one leading space from the first piece.
   bool strips_leading_space() const { return vocab_.add_space_prefix; }
 
+  // InvalidArgument when the vocabulary has more tokens than a model with
+  // `model_rows` embedding rows can take (its ids would index past them).
+  Status CheckFitsModel(int64_t model_rows) const;
+
  private:
   struct Fragment {
     TokenId token;  // kNoToken for raw text

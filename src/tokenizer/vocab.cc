@@ -226,9 +226,10 @@ StatusOr<Vocab> LoadVocab(const gguf::GgufFile& f) {
   if (f.Has(kKeyScores)) {
     StatusOr<std::vector<float>> scores = f.GetFloat32Array(kKeyScores);
     if (!scores.ok()) {
-      // llama.cpp also accepts int32 scores.
-      ASSIGN_OR_RETURN(std::vector<int32_t> iscores, f.GetInt32Array(kKeyScores));
-      scores = std::vector<float>(iscores.begin(), iscores.end());
+      // llama.cpp also accepts int32 scores; the error names float32.
+      StatusOr<std::vector<int32_t>> iscores = f.GetInt32Array(kKeyScores);
+      if (!iscores.ok()) return scores.status();
+      scores = std::vector<float>(iscores->begin(), iscores->end());
     }
     if (scores->size() < n) {
       return InvalidArgumentError(StrFormat("%s: %zu scores for %zu tokens",

@@ -15,7 +15,9 @@
 namespace weft {
 
 StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (the fstat below
+  // refuses it); it changes nothing for the regular file read through mmap.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     int err = errno;
     std::string msg = StrFormat("%s: cannot open: %s", path.c_str(),

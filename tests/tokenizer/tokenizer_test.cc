@@ -129,6 +129,18 @@ TEST(DecodeTest, RejectsBadIds) {
   EXPECT_EQ(t->TokenToPiece(-7), "");
 }
 
+TEST(TokenizerTest, FitsAModelWithAtLeastAsManyRows) {
+  auto t = SpmTokenizer();  // 269 tokens
+  EXPECT_TRUE(t->CheckFitsModel(t->n_tokens()).ok());
+  EXPECT_TRUE(t->CheckFitsModel(t->n_tokens() + 31).ok());  // padded rows
+  const Status st = t->CheckFitsModel(t->n_tokens() - 1);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(
+      st.message().find("the vocabulary has 269 tokens but the model only 268"),
+      std::string::npos)
+      << st.message();
+}
+
 TEST(StreamTest, HoldsPartialCharacters) {
   auto t = SpmTokenizer();
   StreamDetokenizer stream(*t);
