@@ -97,6 +97,7 @@ Status Engine::Submit(RequestSpec spec, EventCallback on_event) {
     }
     RETURN_IF_ERROR(scheduler_->Submit(std::move(spec)));
     callbacks_[id] = std::move(on_event);
+    submitted_at_[id] = Clock::now();
     if (tracing_) {
       RequestTrace& t = traces_[id];
       t = RequestTrace();
@@ -168,6 +169,11 @@ std::vector<Engine::Delivery> Engine::TakeDeliveries() {
       }
     }
     if (ev.finished) {
+      submitted_at_.erase(ev.id);
+      if (auto q = queue_seconds_.find(ev.id); q != queue_seconds_.end()) {
+        ev.queue_seconds = q->second;
+        queue_seconds_.erase(q);
+      }
       out.emplace_back(std::move(it->second), std::move(ev));
       callbacks_.erase(it);
     } else {
@@ -196,6 +202,11 @@ void Engine::NotePlan(const StepPlan& plan, PassTrace* pass) {
       pass->prefill_tokens += s.num_new_tokens;
     }
     if (s.admitted) ++pass->admitted;
+    if (auto q = submitted_at_.find(s.id); q != submitted_at_.end()) {
+      queue_seconds_[s.id] =
+          std::chrono::duration<double>(Clock::now() - q->second).count();
+      submitted_at_.erase(q);
+    }
     if (tracing_ && s.admitted) {
       auto t = traces_.find(s.id);
       if (t != traces_.end() && t->second.scheduled_ms < 0) {
@@ -287,6 +298,7 @@ void Engine::Loop() {
       st.num_prefill_tokens += pass.prefill_tokens;
       st.num_admitted += pass.admitted;
       st.num_preempted += pass.preempted;
+      st.peak_running = std::max<int64_t>(st.peak_running, pass.running);
       st.schedule_ms += pass.schedule_ms;
       st.execute_ms += pass.execute_ms;
       st.forward_ms += std::max(0.0, pass.forward_ms);

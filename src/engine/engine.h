@@ -68,6 +68,7 @@ struct EngineStats {
   int64_t num_prefill_tokens = 0;  // prompt/recompute tokens fed
   int64_t num_admitted = 0;        // sequences (re)admitted to running
   int64_t num_preempted = 0;       // preemptions
+  int64_t peak_running = 0;        // most sequences in one pass
   double schedule_ms = 0;          // Scheduler::Schedule + taking events
   double execute_ms = 0;           // Executor::Execute
   double forward_ms = 0;           // of execute, when the executor reports
@@ -139,6 +140,11 @@ class Engine {
   std::condition_variable idle_cv_;  // the scheduler went idle
   std::unique_ptr<Scheduler> scheduler_;                   // guarded by mu_
   std::unordered_map<RequestId, EventCallback> callbacks_;  // guarded by mu_
+  // Guarded by mu_: when each request not yet scheduled was submitted, and,
+  // once scheduled, its queue time until its final event.
+  std::unordered_map<RequestId, std::chrono::steady_clock::time_point>
+      submitted_at_;
+  std::unordered_map<RequestId, double> queue_seconds_;
   bool pending_events_ = false;  // guarded by mu_: aborts to deliver
   bool stop_ = false;            // guarded by mu_
   bool busy_ = false;            // guarded by mu_: a pass or delivery runs

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -108,6 +109,9 @@ struct RequestEvent {
   int num_prompt_tokens = 0;        // for usage accounting
   int num_output_tokens = 0;        // so far
   int num_cached_tokens = 0;        // prompt tokens served from the cache
+  // On the final event of a request that was scheduled: seconds from
+  // Engine::Submit to its first pass (vLLM's queue time).
+  std::optional<double> queue_seconds;
   // Prompt tokens' logprobs (RequestSpec::prompt_logprobs), in prompt order
   // across events, starting at prompt_logprobs_first (>= 1).
   std::vector<PromptTokenLogprob> prompt_logprobs;

@@ -137,6 +137,9 @@ struct ModelInfo {
   std::optional<int64_t> context_length;   // max tokens per sequence
   std::optional<int64_t> parameter_count;  // total weights
   std::optional<int64_t> vocab_size;       // token ids are < this
+  // Text bytes the longest token (special tokens' text included) stands
+  // for: a prompt of B bytes has at least B / this tokens.
+  std::optional<int64_t> max_token_bytes;
   int64_t created = 0;                     // unix time the model was loaded
 };
 
@@ -162,7 +165,7 @@ struct BackendStats {
   std::optional<int64_t> kv_blocks_cached;  // free but holding a prefix
   int64_t prefix_cache_queries = 0;       // prompt tokens looked up
   int64_t prefix_cache_hits = 0;          // of which found in cache
-  int64_t peak_in_flight = 0;             // most sequences at once
+  int64_t peak_in_flight = 0;             // most sequences running at once
   std::optional<std::string> admission_ceiling_reason;  // what limits it
   int64_t steps = 0;                      // engine passes run
   int64_t step_tokens = 0;                // tokens processed in passes

@@ -1,6 +1,7 @@
 #include "server/engine_backend.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "server/sequence_text.h"
@@ -32,6 +33,7 @@ struct EngineBackend::Call {
   bool siblings_sent = false;  // sequences 1..n-1 submitted (or given up)
   bool prompt_first_sent = false;  // the prompt's first token (no logprob)
   bool last_sent = false;      // the final event went out
+  std::optional<double> queue_seconds;  // sequence 0's, once it ended
 };
 
 namespace {
@@ -140,10 +142,9 @@ BackendStats EngineBackend::Stats() const {
   s.preemptions = es.num_preemptions;
   s.aborts = aborts_;
   s.admission_rejections = rejections_;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    s.peak_in_flight = peak_seqs_;
-  }
+  // Running sequences, as max_in_flight and in_flight_now count them (not
+  // the waiting ones).
+  s.peak_in_flight = engine_->loop_stats().peak_running;
   if (options_.engine_info.max_in_flight &&
       es.num_running >= *options_.engine_info.max_in_flight) {
     s.admission_ceiling_reason = "max_seqs";
@@ -250,8 +251,6 @@ Status EngineBackend::Submit(GenerateRequest req, EventCallback on_event) {
     const int first = defer ? 1 : call->g.n;
     for (int i = 0; i < first; ++i) call->seqs[static_cast<size_t>(i)].submitted = true;
     call->siblings_sent = !defer;
-    live_seqs_ += call->g.n;
-    peak_seqs_ = std::max(peak_seqs_, live_seqs_);
   }
   const int first = defer ? 1 : call->g.n;
   for (int i = 0; i < first; ++i) {
@@ -268,7 +267,6 @@ Status EngineBackend::Submit(GenerateRequest req, EventCallback on_event) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       calls_.erase(rid);
-      live_seqs_ -= call->g.n;
     }
     if (st.code() == StatusCode::kResourceExhausted) rejections_++;
     return st;
@@ -353,6 +351,7 @@ void EngineBackend::OnEngineEvent(const std::shared_ptr<Call>& call,
     out.index = index;
     seq.tokens = std::max(seq.tokens, ev.num_output_tokens);
     seq.cached = ev.num_cached_tokens;
+    if (index == 0 && ev.queue_seconds) call->queue_seconds = ev.queue_seconds;
     if (!seq.done && index == 0 && call->g.prompt_logprobs >= 0) {
       AddPromptLogprobs(*call, ev, &out);
     }
@@ -460,6 +459,7 @@ void EngineBackend::Emit(const std::shared_ptr<Call>& call,
       u.prompt_tokens = static_cast<int32_t>(call->g.prompt_ids.size());
       for (const Seq& s : call->seqs) u.completion_tokens += s.tokens;
       u.cached_prompt_tokens = call->seqs[0].cached;
+      u.queue_seconds = call->queue_seconds;
       if (events.empty()) events.emplace_back();
       events.back().last = true;
       events.back().usage = u;
@@ -468,7 +468,6 @@ void EngineBackend::Emit(const std::shared_ptr<Call>& call,
   if (finished) {
     std::lock_guard<std::mutex> lock(mu_);
     calls_.erase(call->g.request_id);
-    live_seqs_ -= call->g.n;
   }
   for (GenerateEvent& ev : events) call->cb(std::move(ev));
 }

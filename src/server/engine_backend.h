@@ -123,8 +123,6 @@ class EngineBackend : public Backend {
 
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Call>> calls_;  // guarded by mu_
-  int64_t live_seqs_ = 0;                               // guarded by mu_
-  int64_t peak_seqs_ = 0;                               // guarded by mu_
   std::atomic<engine::RequestId> next_id_{1};
   std::atomic<bool> draining_{false};
   std::atomic<int64_t> aborts_{0};

@@ -55,6 +55,8 @@ class Exchange {
   // `fn` runs once, on the strand, if the client disconnects before the
   // response is complete.
   virtual void SetOnClientGone(std::function<void()> fn) = 0;
+  // Whether the client disconnected. Callable from any thread (a request
+  // being prepared off the strand checks it first).
   virtual bool client_gone() const = 0;
   // `fn` runs once, on the strand, `seconds` from now, unless the response
   // completed or the client left first. A second call replaces the first.
@@ -63,5 +65,10 @@ class Exchange {
 
 // Called on the connection's strand for every complete request.
 using HttpHandler = std::function<void(std::shared_ptr<Exchange>)>;
+
+// Called with the status of every response the HTTP layer writes itself,
+// without the handler: 400 (malformed request), 413, 431, 503 (connection
+// cap) and 500 (the handler threw). Runs on the connection's strand.
+using HttpResponseObserver = std::function<void(int status)>;
 
 }  // namespace weft::server

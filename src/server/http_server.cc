@@ -1,15 +1,15 @@
 #include "server/http_server.h"
 
 #include <algorithm>
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <cctype>
 #include <chrono>
 #include <deque>
 #include <mutex>
 #include <optional>
-
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 
 #include "server/api_error.h"
 #include "util/log.h"
@@ -23,9 +23,10 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
 struct HttpServer::Impl {
-  Impl(const ServerConfig& c, HttpHandler h)
+  Impl(const ServerConfig& c, HttpHandler h, HttpResponseObserver o)
       : config(c),
         handler(std::move(h)),
+        own_responses(std::move(o)),
         ioc(std::max(1, c.io_threads)),
         work(net::make_work_guard(ioc)),
         acceptor(net::make_strand(ioc)),
@@ -36,6 +37,7 @@ struct HttpServer::Impl {
 
   const ServerConfig config;
   const HttpHandler handler;
+  const HttpResponseObserver own_responses;  // may be empty
   net::io_context ioc;  // declared first: destroyed last
   net::executor_work_guard<net::io_context::executor_type> work;
   tcp::acceptor acceptor;
@@ -242,8 +244,11 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
       srv_->handler(shared_from_this());
     } catch (const std::exception& e) {
       LOG(ERROR) << "handler threw: " << e.what();
-      Respond(500, "application/json",
-              InternalServerError("internal error").ToJson(), {});
+      if (!response_started_) {
+        NoteOwnResponse(500);
+        Respond(500, "application/json",
+                InternalServerError("internal error").ToJson(), {});
+      }
       if (!response_complete_) End();
     }
   }
@@ -279,7 +284,17 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
     if (e.http_status == 503 || e.http_status == 429) {
       h.emplace_back("Retry-After", std::to_string(cfg_.retry_after_s));
     }
+    NoteOwnResponse(e.http_status);
     Respond(e.http_status, "application/json", e.ToJson(), h);
+  }
+
+  // Before Respond (whose write may reach the client before it returns, and
+  // a next request read the counts): reports the status if the response
+  // will go out (Respond skips a client already gone).
+  void NoteOwnResponse(int status) {
+    if (!client_gone_ && !response_started_ && srv_->own_responses) {
+      srv_->own_responses(status);
+    }
   }
 
   // Watches the socket while a request is pending: EOF or an error means
@@ -403,7 +418,7 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
   bool response_started_ = false;
   bool response_complete_ = false;  // every byte queued
   bool after_response_ = false;
-  bool client_gone_ = false;
+  std::atomic<bool> client_gone_{false};  // written on the strand only
   bool monitor_pending_ = false;
   bool awaiting_monitor_ = false;  // next read waits for the monitor
   bool writing_ = false;
@@ -440,8 +455,10 @@ void HttpServer::Impl::OnAccept(beast::error_code ec, tcp::socket socket) {
   DoAccept();
 }
 
-HttpServer::HttpServer(const ServerConfig& config, HttpHandler handler)
-    : impl_(std::make_unique<Impl>(config, std::move(handler))) {}
+HttpServer::HttpServer(const ServerConfig& config, HttpHandler handler,
+                       HttpResponseObserver own_responses)
+    : impl_(std::make_unique<Impl>(config, std::move(handler),
+                                   std::move(own_responses))) {}
 
 HttpServer::~HttpServer() { Stop(); }
 

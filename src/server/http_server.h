@@ -22,7 +22,10 @@ namespace weft::server {
 
 class HttpServer {
  public:
-  HttpServer(const ServerConfig& config, HttpHandler handler);
+  // own_responses (may be empty) sees the responses written without the
+  // handler, for the server's response counts.
+  HttpServer(const ServerConfig& config, HttpHandler handler,
+             HttpResponseObserver own_responses = nullptr);
   ~HttpServer();  // Stop()s
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

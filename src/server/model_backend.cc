@@ -4,12 +4,15 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "chat/template.h"
 #include "engine/model_executor.h"
-#include "kv/kv_cache_manager.h"
 #include "kernels/isa.h"
+#include "kv/kv_cache_manager.h"
 #include "model/model.h"
 #include "tensor/types.h"
 #include "tokenizer/tokenizer.h"
@@ -83,11 +86,8 @@ StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
   ASSIGN_OR_RETURN(std::unique_ptr<tokenizer::Tokenizer> tok,
                    tokenizer::Tokenizer::FromGguf(file));
   std::shared_ptr<const tokenizer::Tokenizer> tokenizer = std::move(tok);
-  if (tokenizer->n_tokens() > mc.n_vocab) {
-    return InvalidArgumentError(StrFormat(
-        "%s: the vocabulary has %d tokens but the model only %lld",
-        config.model_path.c_str(), tokenizer->n_tokens(),
-        (long long)mc.n_vocab));
+  if (Status st = tokenizer->CheckFitsModel(mc.n_vocab); !st.ok()) {
+    return InvalidArgumentError(config.model_path + ": " + st.message());
   }
 
   // Chat template: the override, the GGUF's, or ChatML.
@@ -147,6 +147,13 @@ StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
   engine::ModelExecutorConfig ec;
   ec.num_threads = config.threads;
   ec.kv_type = kv_type;
+  // The text bytes of the longest token, special tokens' text included
+  // (what a prompt's bytes divide by for a lower bound on its tokens).
+  int64_t max_token_bytes = 1;
+  for (int32_t id = 0; id < tokenizer->n_tokens(); ++id) {
+    max_token_bytes = std::max<int64_t>(
+        max_token_bytes, tokenizer->TokenToPiece(id, true).size());
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Executor> exec,
                    engine::CreateModelExecutor(model.get(), kv, ec));
   engine::EngineOptions eo;
@@ -170,6 +177,7 @@ StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
   }
   mi.parameter_count = params;
   mi.vocab_size = tokenizer->n_tokens();
+  mi.max_token_bytes = max_token_bytes;
   mi.created = static_cast<int64_t>(std::time(nullptr));
   EngineInfo& ei = opt.engine_info;
   ei.isa_path = std::string(kernels::IsaName(kernels::ActiveIsa()));

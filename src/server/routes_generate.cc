@@ -25,8 +25,11 @@ struct Prepared {
 // One generation request from the client's point of view: one or more
 // backend requests (one per prompt), each with n sequences.
 //
-// Thread safety: after Run(), every method runs on the connection's strand
-// (backend events are posted there). Kept alive by ServerState's registry.
+// Thread safety: Run() runs on the connection's strand and hands Prepare()
+// to ServerState::prepare (off the I/O threads; nothing else touches the
+// call meanwhile); from Start() on, every method runs on the connection's
+// strand (backend events are posted there). Kept alive by the prepare task,
+// then by ServerState's registry.
 class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
  public:
   GenerationCall(ServerState& s, std::shared_ptr<Exchange> ex,
@@ -37,6 +40,10 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
 
  private:
   std::optional<ApiError> Prepare(const ModelInfo& info);
+  // Back on the strand after Prepare: registers and submits.
+  void Start(std::optional<ApiError> prepare_error);
+  // Whether `waiting` requests fill max_queue; if so answers 429.
+  bool QueueFull(int64_t waiting);
   void Submit();
   void OnEvent(size_t prompt, GenerateEvent ev);
   void Complete();
@@ -70,7 +77,9 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   bool timed_out_ = false;                // max_request_seconds passed
   Clock::time_point t0_ = Clock::now();
   std::optional<Clock::time_point> first_token_;
-  Clock::time_point last_token_;
+  // Per choice: when its last token came (inter-token latency is per
+  // sequence, as in vLLM).
+  std::vector<std::optional<Clock::time_point>> last_token_;
 };
 
 // What tokenizing with special tokens puts before the text (BOS for most
@@ -88,12 +97,38 @@ StatusOr<std::vector<int32_t>> LeadingSpecialTokens(Backend& b) {
   return with;
 }
 
+// The 400 for a prompt of `tokens` tokens (`at_least`: a lower bound)
+// that does not fit a context of `ctx`, in OpenAI's words.
+ApiError PromptTooLong(int64_t ctx, int64_t tokens, bool at_least,
+                       const char* param) {
+  return BadRequest(
+      StrFormat("This model's maximum context length is %lld "
+                "tokens. However, your prompt has %s%lld tokens.",
+                (long long)ctx, at_least ? "at least " : "", (long long)tokens),
+      param, "context_length_exceeded");
+}
+
+// A prompt of `bytes` text bytes has at least bytes / max_token_bytes
+// tokens: one that cannot fit the context is refused before the tokenizer
+// spends seconds on it.
+std::optional<ApiError> CheckPromptBytes(const ModelInfo& info, size_t bytes,
+                                         const char* param) {
+  const int64_t ctx = info.context_length.value_or(0);
+  const int64_t per_token = info.max_token_bytes.value_or(0);
+  if (ctx <= 0 || per_token <= 0) return std::nullopt;
+  const int64_t at_least =
+      (static_cast<int64_t>(bytes) + per_token - 1) / per_token;
+  if (at_least < ctx) return std::nullopt;
+  return PromptTooLong(ctx, at_least, /*at_least=*/true, param);
+}
+
 std::optional<ApiError> GenerationCall::Prepare(const ModelInfo& info) {
   Backend& b = *s_.backend;
   const char* prompt_param = req_.chat ? "messages" : "prompt";
   if (req_.chat) {
     StatusOr<std::string> text = b.ApplyChatTemplate(req_.chat_request);
     if (!text.ok()) return FromStatus(text.status(), "messages");
+    if (auto e = CheckPromptBytes(info, text->size(), "messages")) return e;
     StatusOr<std::vector<int32_t>> ids = b.Tokenize(*text, false, true);
     if (!ids.ok()) return FromStatus(ids.status(), "messages");
     // The model's leading special tokens (BOS), unless the template wrote
@@ -109,6 +144,8 @@ std::optional<ApiError> GenerationCall::Prepare(const ModelInfo& info) {
     for (PromptInput& in : req_.prompts) {
       Prepared p;
       if (in.text) {
+        if (auto e = CheckPromptBytes(info, in.text->size(), "prompt"))
+          return e;
         StatusOr<std::vector<int32_t>> ids = b.Tokenize(*in.text, true, true);
         if (!ids.ok()) return FromStatus(ids.status(), "prompt");
         p.ids = std::move(*ids);
@@ -130,11 +167,7 @@ std::optional<ApiError> GenerationCall::Prepare(const ModelInfo& info) {
     int64_t len = static_cast<int64_t>(p.ids.size());
     if (len == 0) return BadRequest("the prompt is empty", prompt_param);
     if (ctx > 0 && len >= ctx) {
-      return BadRequest(
-          StrFormat("This model's maximum context length is %lld tokens. "
-                    "However, your prompt has %lld tokens.",
-                    (long long)ctx, (long long)len),
-          prompt_param, "context_length_exceeded");
+      return PromptTooLong(ctx, len, /*at_least=*/false, prompt_param);
     }
     if (ctx > 0 && req_.max_tokens && len + *req_.max_tokens > ctx) {
       return BadRequest(
@@ -167,15 +200,45 @@ void GenerationCall::Run() {
   meta_.id = s_.NewId(req_.chat ? "chatcmpl" : "cmpl");
   meta_.created = static_cast<int64_t>(std::time(nullptr));
   meta_.model = info.id;
-  if (std::optional<ApiError> e = Prepare(info)) return SendError(s_, *ex_, *e);
-  if (s_.config.max_queue > 0 &&
-      b.Stats().num_waiting >= s_.config.max_queue) {
-    s_.metrics.RecordRejected();
-    return SendError(s_, *ex_,
-                     TooManyRequests("the request queue is full; retry later"));
-  }
+  // The prepare queue is part of the wait: it is bounded like the
+  // backend's queue, or clients could pile up seconds of tokenizing.
+  if (QueueFull(s_.preparing.load())) return;
+  ++s_.preparing;
+  std::shared_ptr<GenerationCall> self = shared_from_this();
+  s_.prepare.Post([self, info = std::move(info)] {
+    std::optional<ApiError> e;
+    // A client that left while queued costs nothing more.
+    if (!self->ex_->client_gone()) {
+      try {
+        e = self->Prepare(info);
+      } catch (const std::exception& ex) {  // e.g. bad_alloc on a huge prompt
+        LOG(ERROR) << "preparing a request threw: " << ex.what();
+        e = InternalServerError("internal error");
+      }
+    }
+    --self->s_.preparing;
+    self->s_.gate->RunIfOpen([&] {
+      self->ex_->Post([self, e = std::move(e)] { self->Start(std::move(e)); });
+    });
+  });
+}
+
+bool GenerationCall::QueueFull(int64_t waiting) {
+  if (s_.config.max_queue <= 0 || waiting < s_.config.max_queue) return false;
+  s_.metrics.RecordRejected();
+  SendError(s_, *ex_,
+            TooManyRequests("the request queue is full; retry later"));
+  return true;
+}
+
+void GenerationCall::Start(std::optional<ApiError> prepare_error) {
+  if (ex_->client_gone()) return;  // left while the prompt was prepared
+  if (prepare_error) return SendError(s_, *ex_, *prepare_error);
+  Backend& b = *s_.backend;
+  if (QueueFull(b.Stats().num_waiting)) return;
   const size_t n = static_cast<size_t>(req_.n);
   choices_.resize(prompts_.size() * n);
+  last_token_.resize(choices_.size());
   for (size_t i = 0; i < choices_.size(); ++i) {
     ChoiceResult& c = choices_[i];
     if (req_.echo && !req_.chat) c.text = prompts_[i / n].echo_text;
@@ -268,11 +331,13 @@ void GenerationCall::OnEvent(size_t prompt, GenerateEvent ev) {
     if (!first_token_) {
       first_token_ = now;
       s_.metrics.RecordTtft(std::chrono::duration<double>(now - t0_).count());
-    } else {
-      double gap = std::chrono::duration<double>(now - last_token_).count();
+    }
+    std::optional<Clock::time_point>& last = last_token_[idx];
+    if (last) {
+      double gap = std::chrono::duration<double>(now - *last).count();
       for (size_t i = 0; i < ntok; ++i) s_.metrics.RecordItl(gap / ntok);
     }
-    last_token_ = now;
+    last = now;
   }
   ChoiceResult& c = choices_[idx];
   const bool streaming = req_.stream && !failed_ && !error_;

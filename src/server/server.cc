@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <algorithm>
 #include <ctime>
 #include <random>
 
@@ -16,6 +17,7 @@ ServerState::ServerState(ServerConfig c, Backend* b)
     : config(std::move(c)),
       backend(b),
       metrics(b->model_info().id),
+      prepare(std::max(1, config.prepare_threads)),
       start_unix(static_cast<int64_t>(std::time(nullptr))),
       start(std::chrono::steady_clock::now()) {
   std::random_device rd;
@@ -253,8 +255,8 @@ Server::~Server() { Stop(); }
 Status Server::Start() {
   ServerState* s = state_.get();
   http_ = std::make_unique<HttpServer>(
-      s->config,
-      [s](std::shared_ptr<Exchange> ex) { Dispatch(*s, ex); });
+      s->config, [s](std::shared_ptr<Exchange> ex) { Dispatch(*s, ex); },
+      [s](int status) { s->metrics.RecordHttp(status); });
   s->http = http_.get();
   RETURN_IF_ERROR(http_->Start());
   LOG(INFO) << "serving on http://" << s->config.host << ":" << http_->port();
@@ -297,6 +299,8 @@ void Server::Stop() {
         grace, std::chrono::steady_clock::now() + std::chrono::seconds(1)));
   }
   state_->gate->Close();
+  // A request still being prepared finds the gate closed and goes no further.
+  state_->prepare.Stop();
   if (http_) http_->Stop();
   // Calls still registered (a backend that never answered) hold
   // connections; drop them before the I/O context goes.

@@ -16,6 +16,9 @@ struct ServerConfig {
   // vLLM and llama-server allow by default.
   std::string cors_origin = "*";
   int io_threads = 2;               // I/O threads (not one per connection)
+  // Threads that render chat templates and tokenize prompts, off the I/O
+  // threads (a multi-megabyte prompt takes seconds). >= 1.
+  int prepare_threads = 2;
   uint64_t max_body_bytes = 4u << 20;     // larger bodies -> 413
   uint32_t max_header_bytes = 16u << 10;  // larger headers -> 431
   int max_connections = 4096;       // beyond: 503 and close

@@ -21,6 +21,7 @@
 #include "server/http_exchange.h"
 #include "server/server_config.h"
 #include "server/server_metrics.h"
+#include "server/work_queue.h"
 
 namespace weft::server {
 
@@ -75,6 +76,13 @@ struct ServerState {
   Backend* const backend;
   ServerMetrics metrics;
   std::shared_ptr<Gate> gate = std::make_shared<Gate>();
+  // Request preparation (templates, tokenizer), off the I/O threads;
+  // stopped (joined) by Server::Stop after the gate closes.
+  WorkQueue prepare;
+  // Requests posted to `prepare` and not yet back on their strand: at
+  // max_queue of them, new requests get 429 (as at max_queue waiting in
+  // the backend).
+  std::atomic<int64_t> preparing{0};
   HttpServer* http = nullptr;  // set by Server::Start
   std::atomic<bool> draining{false};
   const int64_t start_unix;

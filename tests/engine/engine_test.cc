@@ -5,6 +5,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "tests/engine/fake_executor.h"
@@ -152,6 +153,38 @@ TEST(EngineTest, FinishFromCallbackStopsAtOnce) {
     }
   }
   EXPECT_EQ(tokens, 3);
+}
+
+TEST(EngineTest, QueueTimeComesWithTheFinalEventOfScheduledRequests) {
+  EventChannel ch;  // outlives the engine
+  SchedulerConfig cfg;
+  cfg.max_seqs = 1;  // request 2 waits behind request 1
+  auto engine = Engine::Create(cfg, kv::KvCacheConfig(),
+                               std::make_unique<SimpleExecutor>())
+                    .value();
+  StopConditions long_run;
+  long_run.max_tokens = 1000000;
+  auto push = [&](const RequestEvent& ev) { ch.Push(ev); };
+  ASSERT_TRUE(engine->Submit(Spec(1, Prompt(5), long_run), push).ok());
+  std::optional<RequestEvent> first = ch.Pop(10000);  // 1 is running
+  ASSERT_TRUE(first.has_value());
+  EXPECT_FALSE(first->queue_seconds.has_value());
+  ASSERT_TRUE(engine->Submit(Spec(2, Prompt(5), long_run), push).ok());
+  ASSERT_TRUE(engine->Abort(2).ok());  // never scheduled
+  ASSERT_TRUE(engine->Abort(1).ok());
+  std::map<RequestId, std::optional<double>> final_queue;
+  while (final_queue.size() < 2) {
+    std::optional<RequestEvent> ev = ch.Pop(10000);
+    ASSERT_TRUE(ev.has_value());
+    if (!ev->finished) {
+      EXPECT_FALSE(ev->queue_seconds.has_value());
+      continue;
+    }
+    final_queue[ev->id] = ev->queue_seconds;
+  }
+  ASSERT_TRUE(final_queue[1].has_value());
+  EXPECT_GE(*final_queue[1], 0.0);
+  EXPECT_FALSE(final_queue[2].has_value());
 }
 
 TEST(EngineTest, ExecutorErrorFailsTheRequestsNotTheEngine) {

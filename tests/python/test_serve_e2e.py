@@ -302,7 +302,7 @@ def test_chat_logprobs_shape(client):
 
 # --- concurrency and cancellation ---------------------------------------------
 
-def test_16_concurrent_streams_match_solo(client):
+def test_16_concurrent_streams_match_solo(gemma, client):
     prompts = [f"Fact number {i}: the sky" for i in range(8)]
     solo = {p: complete(client, prompt=p, max_tokens=6).choices[0].text
             for p in prompts}
@@ -318,6 +318,10 @@ def test_16_concurrent_streams_match_solo(client):
         results = list(pool.map(stream, jobs))
     for p, got in zip(jobs, results):
         assert got == solo[p], p
+    # The peak counts running sequences, as max_in_flight does (16 here).
+    _, _, body = http_call(gemma, "GET", "/v1/effective-config")
+    sched = json.loads(body)["scheduler"]
+    assert 1 <= sched["peak_in_flight"] <= sched["max_in_flight"], sched
 
 
 def test_dropped_connection_frees_blocks(gemma):
@@ -371,6 +375,18 @@ def test_error_paths(gemma):
                         {"prompt": "hello " * 600, "max_tokens": 1}) == 400
     assert error_status(gemma, "POST", "/v1/completions",
                         {"prompt": [1, 2, 99999999], "max_tokens": 1}) == 400
+    # A prompt too long for the context by its bytes alone is refused
+    # before it is tokenized, with the OpenAI code.
+    status, _, data = http_call(gemma, "POST", "/v1/chat/completions", {
+        "messages": [{"role": "user", "content": "word " * 400000}]})
+    assert status == 400, data
+    err = json.loads(data)["error"]
+    assert err["code"] == "context_length_exceeded" and "at least" in err["message"], err
+    # ... but more bytes than the context holds tokens is fine when the
+    # tokens fit (1000 bytes, ~170 tokens, context 512).
+    status, _, data = http_call(gemma, "POST", "/v1/completions", {
+        "prompt": "hello " * 166 + "abcd", "max_tokens": 1})
+    assert status == 200, data
     assert error_status(gemma, "GET", "/v1/nothing") == 404
     assert error_status(gemma, "GET", "/v1/completions") == 405
     # 413: a body over the 4 MiB limit is refused from its declared length,
@@ -383,7 +399,7 @@ def test_error_paths(gemma):
     assert head.startswith(b"HTTP/1.1 413"), head
 
 
-def test_metrics_parse_as_prometheus(gemma):
+def test_metrics_parse_as_prometheus(gemma, client):
     sample = re.compile(
         r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"]*"'
         r'(,[a-zA-Z_][a-zA-Z0-9_]*="[^"]*")*)?\})? '
@@ -407,6 +423,9 @@ def test_metrics_parse_as_prometheus(gemma):
         names.add(m.group(1))
     assert "weft_kv_blocks_total" in names
     assert "vllm:kv_cache_usage_perc" in names
+    # Every finished request reports its queue time (earlier tests ran some).
+    complete(client, max_tokens=2)
+    assert gauge(metrics(gemma), "vllm:request_queue_time_seconds_count") >= 1
     for n in names:
         base = re.sub(r"_(bucket|sum|count|total|created)$", "", n)
         assert n in typed or base in typed or base + "_total" in typed, n

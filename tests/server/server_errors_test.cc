@@ -1,6 +1,9 @@
 // Error paths over HTTP: status codes and error body shapes, auth, limits,
 // backpressure, readiness, failures mid-stream, disconnects and drain.
+#include <chrono>
+#include <future>
 #include <thread>
+#include <vector>
 
 #include "tests/server/server_fixture.h"
 
@@ -174,6 +177,17 @@ TEST_F(ServerTest, BodyAndHeaderLimits) {
   HttpConnection junk(port_);
   ASSERT_TRUE(junk.SendRaw("HELLO THERE\r\n\r\n"));
   ExpectError(junk.Read(), 400);
+  // The HTTP layer's own responses are counted like the handler's.
+  const std::string m = Get("/metrics").body;
+  EXPECT_NE(m.find("weft_http_responses_total{code=\"413\"} 2\n"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("weft_http_responses_total{code=\"431\"} 1\n"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("weft_http_responses_total{code=\"400\"} 1\n"),
+            std::string::npos)
+      << m;
 }
 
 TEST_F(ServerTest, QueueFullIs429WithRetryAfter) {
@@ -333,6 +347,11 @@ TEST_F(ServerTest, TooManyConnectionsIs503) {
   HttpConnection third(port_);
   ClientResponse r = third.Read();
   ExpectError(r, 503);
+  ASSERT_TRUE(b.Send("GET", "/metrics", ""));
+  const std::string m = b.Read().body;
+  EXPECT_NE(m.find("weft_http_responses_total{code=\"503\"} 1\n"),
+            std::string::npos)
+      << m;
 }
 
 }  // namespace
@@ -354,6 +373,63 @@ TEST_F(ServerTest, HeaderAndIdleTimeoutsCloseTheConnection) {
   ASSERT_TRUE(idle.Send("GET", "/health", ""));
   EXPECT_EQ(idle.Read().status, 200);
   EXPECT_TRUE(idle.WaitClosed());  // keep-alive wait runs out
+}
+
+// Tokenizing runs off the I/O threads: with as many requests stuck in the
+// tokenizer as there are I/O threads, other connections are still served.
+TEST_F(ServerTest, SlowTokenizingDoesNotBlockOtherConnections) {
+  ServerConfig c;
+  c.io_threads = 2;
+  c.prepare_threads = 2;
+  server_.reset();
+  StartServer(c);
+  backend_->HoldTokenize(true);
+  std::vector<std::thread> slow;
+  std::vector<int> status(2, 0);
+  for (int i = 0; i < 2; ++i) {
+    slow.emplace_back([&, i] {
+      status[i] =
+          Post("/v1/completions", R"({"prompt": "hello", "max_tokens": 2})")
+              .status;
+    });
+  }
+  ASSERT_TRUE(backend_->WaitTokenizeWaiters(2));
+  auto health =
+      std::async(std::launch::async, [&] { return Get("/health").status; });
+  const bool answered =
+      health.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  backend_->HoldTokenize(false);  // unblock before any assertion can return
+  EXPECT_TRUE(answered) << "an I/O thread was held by the tokenizer";
+  EXPECT_EQ(health.get(), 200);
+  for (std::thread& t : slow) t.join();
+  EXPECT_EQ(status, (std::vector<int>{200, 200}));
+}
+
+// Requests being prepared count against max_queue: past it, 429 at once.
+TEST_F(ServerTest, PreparingRequestsCountAgainstTheQueueLimit) {
+  ServerConfig c;
+  c.max_queue = 1;
+  server_.reset();
+  StartServer(c);
+  backend_->HoldTokenize(true);
+  int status = 0;
+  std::thread held([&] {
+    status = Post("/v1/completions", R"({"prompt": "hello", "max_tokens": 2})")
+                 .status;
+  });
+  ASSERT_TRUE(backend_->WaitTokenizeWaiters(1));
+  auto second = std::async(std::launch::async, [&] {
+    return Post("/v1/completions", R"({"prompt": "hello", "max_tokens": 2})");
+  });
+  const bool answered =
+      second.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  backend_->HoldTokenize(false);
+  ASSERT_TRUE(answered);
+  ClientResponse r = second.get();
+  ExpectError(r, 429);
+  EXPECT_EQ(r.headers["retry-after"], "1");
+  held.join();
+  EXPECT_EQ(status, 200);
 }
 
 }  // namespace

@@ -73,6 +73,13 @@ BackendStats FakeBackend::Stats() const {
 StatusOr<std::vector<int32_t>> FakeBackend::Tokenize(std::string_view text,
                                                      bool add_special,
                                                      bool parse_special) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++tokenize_waiters_;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return !hold_tokenize_; });
+    --tokenize_waiters_;
+  }
   std::vector<int32_t> ids;
   if (add_special) ids.push_back(1);
   for (unsigned char c : text) ids.push_back(c + 3);
@@ -258,6 +265,18 @@ void FakeBackend::set_readiness(Readiness r) {
 void FakeBackend::set_token_delay_ms(int ms) {
   std::lock_guard<std::mutex> lock(mu_);
   token_delay_ms_ = ms;
+}
+void FakeBackend::HoldTokenize(bool hold) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    hold_tokenize_ = hold;
+  }
+  cv_.notify_all();
+}
+bool FakeBackend::WaitTokenizeWaiters(int n) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, std::chrono::seconds(5),
+                      [&] { return tokenize_waiters_ >= n; });
 }
 void FakeBackend::set_fail_after(int n) {
   std::lock_guard<std::mutex> lock(mu_);

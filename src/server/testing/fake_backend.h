@@ -68,6 +68,11 @@ class FakeBackend : public Backend {
   void set_token_delay_ms(int ms);
   void set_fail_after(int n);
   void set_reject_submits(bool reject);  // Submit -> ResourceExhausted
+  // While held, Tokenize waits (a slow tokenizer).
+  void HoldTokenize(bool hold);
+  // Blocks until n Tokenize calls wait on the hold or ~5 s pass; returns
+  // whether they do.
+  bool WaitTokenizeWaiters(int n);
   std::vector<std::string> aborted_ids() const;
   std::vector<GenerateRequest> submitted() const;
   // Blocks until `pred(Stats())` holds or ~5 s pass; returns whether held.
@@ -101,6 +106,8 @@ class FakeBackend : public Backend {
   int token_delay_ms_;
   int fail_after_;
   bool reject_ = false;
+  bool hold_tokenize_ = false;
+  int tokenize_waiters_ = 0;
   bool stop_ = false;
   std::vector<std::string> aborted_;
   std::vector<GenerateRequest> submitted_;
