@@ -75,7 +75,12 @@ Status ModelExecutor::ValidateRequest(const RequestSpec& spec) const {
           n_vocab_));
     }
   }
-  return spec.sampling.Validate(n_vocab_);
+  RETURN_IF_ERROR(spec.sampling.Validate(n_vocab_));
+  if (spec.sampling.json_object && config_.vocab_bytes == nullptr) {
+    return InvalidArgumentError(
+        "JSON mode needs the vocabulary's bytes, which this engine lacks");
+  }
+  return OkStatus();
 }
 
 Status ModelExecutor::EnsureState(const ScheduledSeq& s) {
@@ -83,8 +88,8 @@ Status ModelExecutor::EnsureState(const ScheduledSeq& s) {
   const sampling::SamplingParams defaults;
   const sampling::SamplingParams& params =
       s.sampling != nullptr ? *s.sampling : defaults;
-  StatusOr<sampling::Sampler> sampler = sampling::Sampler::Create(params,
-                                                                  n_vocab_);
+  StatusOr<sampling::Sampler> sampler = sampling::Sampler::Create(
+      params, n_vocab_, params.json_object ? config_.vocab_bytes : nullptr);
   if (!sampler.ok()) {
     return InvalidArgumentError(StrFormat(
         "request %lld: %s", static_cast<long long>(s.id),

@@ -37,6 +37,7 @@
 #include "model/config.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "sampling/json_constraint.h"
 #include "util/status.h"
 
 namespace weft::engine {
@@ -54,6 +55,9 @@ struct ModelExecutorConfig {
   // Optional: sees the logits of every sampled position (position = the
   // index the sampled token will have in the request's tokens).
   LogitsObserver logits_observer;
+  // The bytes of every token (n_vocab of them), for JSON mode
+  // (SamplingParams::json_object); without them such requests are refused.
+  std::shared_ptr<const sampling::VocabBytes> vocab_bytes;
 };
 
 // Runs StepPlans on `model` (which must outlive it): applies CoW copies, runs

@@ -50,6 +50,17 @@ Status SamplingParams::Validate(int32_t vocab_size) const {
   if (logprobs.has_value() && (*logprobs < 0 || *logprobs > kMaxLogprobs)) {
     return RangeError("logprobs", *logprobs, "in [0, 20]");
   }
+  if (json_object && json_end_tokens.empty()) {
+    return InvalidArgumentError(
+        "JSON mode needs an end-of-generation token (not with ignore_eos)");
+  }
+  for (int32_t token : json_end_tokens) {
+    if (token < 0 || token >= vocab_size) {
+      return InvalidArgumentError(
+          StrFormat("JSON end token id %d is outside the vocabulary [0, %d)",
+                    token, vocab_size));
+    }
+  }
   for (const auto& [token, bias] : logit_bias) {
     if (token < 0 || token >= vocab_size) {
       return InvalidArgumentError(
@@ -80,6 +91,7 @@ std::string SamplingParams::DebugString() const {
                             : std::string(" logprobs=none");
   s += logprobs_mode == LogprobsMode::kRaw ? " logprobs_mode=raw"
                                            : " logprobs_mode=processed";
+  if (json_object) s += " json_object";
   return s;
 }
 

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "util/status.h"
 
@@ -77,6 +78,14 @@ struct SamplingParams {
   std::optional<int32_t> logprobs;
   // Distribution the log probabilities are taken from.
   LogprobsMode logprobs_mode = LogprobsMode::kRaw;
+  // JSON mode (OpenAI's response_format json_object): only tokens that keep
+  // the output a prefix of one JSON object may be sampled, and once it is
+  // closed only one of json_end_tokens (json_constraint.h). Needs the
+  // vocabulary's bytes where the Sampler is created.
+  bool json_object = false;
+  // With json_object: the tokens that end generation (EOS, end of turn).
+  // Non-empty, each in [0, vocab_size).
+  std::vector<int32_t> json_end_tokens;
 
   // True when the request decodes greedily.
   bool greedy() const { return !(temperature >= kGreedyTemperature); }

@@ -1,28 +1,43 @@
 #include "sampling/sampler.h"
 
+#include <limits>
+
 #include "util/check.h"
 
 namespace weft::sampling {
 
 StatusOr<Sampler> Sampler::Create(const SamplingParams& params,
-                                  int32_t vocab_size) {
+                                  int32_t vocab_size,
+                                  std::shared_ptr<const VocabBytes> vocab) {
   RETURN_IF_ERROR(params.Validate(vocab_size));
-  return Sampler(params, vocab_size);
+  if (params.json_object && vocab == nullptr) {
+    return InvalidArgumentError(
+        "JSON mode is not available here (no vocabulary bytes)");
+  }
+  if (vocab != nullptr && vocab->size() != vocab_size) {
+    return InvalidArgumentError("the vocabulary bytes do not match the model");
+  }
+  return Sampler(params, vocab_size, std::move(vocab));
 }
 
-Sampler::Sampler(const SamplingParams& params, int32_t vocab_size)
+Sampler::Sampler(const SamplingParams& params, int32_t vocab_size,
+                 std::shared_ptr<const VocabBytes> vocab)
     : params_(params),
       vocab_size_(vocab_size),
       seed_(params.seed.has_value() ? *params.seed : RandomSeed()),
       rng_(seed_),
       history_(params.repetition_penalty != 1.0f,
                params.repetition_penalty_window),
-      needs_processing_(!params.logit_bias.empty() ||
-                        params.repetition_penalty != 1.0f ||
-                        params.presence_penalty != 0.0f ||
-                        params.frequency_penalty != 0.0f) {
+      needs_processing_(
+          !params.logit_bias.empty() || params.repetition_penalty != 1.0f ||
+          params.presence_penalty != 0.0f || params.frequency_penalty != 0.0f) {
   const Status status = params_.Validate(vocab_size);
   CHECK(status.ok()) << status.ToString();
+  if (params_.json_object) {
+    CHECK(vocab != nullptr && vocab->size() == vocab_size);
+    json_ = std::make_unique<JsonConstraint>(std::move(vocab),
+                                             params_.json_end_tokens);
+  }
 }
 
 void Sampler::AcceptPrompt(std::span<const int32_t> tokens) {
@@ -35,6 +50,26 @@ void Sampler::AcceptPrompt(std::span<const int32_t> tokens) {
 void Sampler::Accept(int32_t token) {
   CHECK(token >= 0 && token < vocab_size_) << "token " << token;
   history_.AddOutput(token);
+  if (json_) json_->Accept(token);
+}
+
+// -inf for every token the mask refuses.
+static void ApplyMask(std::span<const uint64_t> mask, std::span<float> logits) {
+  for (size_t t = 0; t < logits.size(); ++t) {
+    if (!MaskHas(mask, t)) logits[t] = -std::numeric_limits<float>::infinity();
+  }
+}
+
+// The allowed token with the highest raw logit (NaN never wins), else the
+// lowest allowed id, else -1.
+static int32_t BestAllowed(std::span<const uint64_t> mask,
+                           std::span<const float> logits) {
+  int32_t best = -1;
+  for (size_t t = 0; t < logits.size(); ++t) {
+    if (!MaskHas(mask, t)) continue;
+    if (best < 0 || logits[t] > logits[best]) best = static_cast<int32_t>(t);
+  }
+  return best;
 }
 
 SampleResult Sampler::Sample(std::span<const float> logits) {
@@ -49,6 +84,19 @@ SampleResult Sampler::Sample(std::span<const float> logits) {
                                   params_.frequency_penalty,
                                   history_.output_counts(), scratch_);
     processed = scratch_;
+  }
+  if (json_) {
+    // The argmax shortcut only when nothing else reads the masked logits
+    // (processed logprobs describe the masked distribution).
+    const bool shortcut = params_.greedy() &&
+                          !(params_.logprobs.has_value() &&
+                            params_.logprobs_mode == LogprobsMode::kProcessed);
+    const int32_t best = shortcut ? Argmax(processed) : -1;
+    if (best < 0 || !json_->Allows(best)) {
+      if (!needs_processing_) scratch_.assign(logits.begin(), logits.end());
+      ApplyMask(json_->AllowedMask(), scratch_);
+      processed = scratch_;
+    }
   }
 
   SampleResult result;
@@ -72,6 +120,9 @@ SampleResult Sampler::Sample(std::span<const float> logits) {
     }
     ApplyTopP(params_.top_p, &cands_);
     result.token = SampleCandidates(cands_, u);
+  }
+  if (result.token < 0 && json_) {
+    result.token = BestAllowed(json_->AllowedMask(), logits);
   }
   if (result.token < 0) result.token = Argmax(logits);  // all banned
   if (result.token < 0) result.token = 0;               // all NaN/-inf

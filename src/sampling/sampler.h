@@ -24,6 +24,12 @@
 // and the draw are written here; candidate order never depends on the
 // standard library's sort).
 //
+// JSON mode (params.json_object): after bias and penalties, tokens the
+// JsonConstraint refuses get -inf before temperature and truncation, as
+// vLLM applies a grammar's bitmask; a greedy step first checks only the
+// argmax, which is the masked argmax whenever it is allowed (not when
+// processed logprobs, which see the mask, are asked for).
+//
 // Degenerate input never crashes: if bias/penalties leave no token above
 // -inf, the argmax of the raw logits is returned (token 0 if the raw logits
 // are all NaN/-inf).
@@ -35,10 +41,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "sampling/history.h"
+#include "sampling/json_constraint.h"
 #include "sampling/logprobs.h"
 #include "sampling/params.h"
 #include "sampling/rng.h"
@@ -60,17 +68,21 @@ struct SampleResult {
 class Sampler {
  public:
   // Validates params against the vocabulary; picks a random seed if none.
-  static StatusOr<Sampler> Create(const SamplingParams& params,
-                                  int32_t vocab_size);
+  // vocab (the tokens' bytes, vocab_size of them) is needed for
+  // params.json_object: InvalidArgument without it.
+  static StatusOr<Sampler> Create(
+      const SamplingParams& params, int32_t vocab_size,
+      std::shared_ptr<const VocabBytes> vocab = nullptr);
 
-  // REQUIRES: params.Validate(vocab_size).ok() (CHECKed).
-  Sampler(const SamplingParams& params, int32_t vocab_size);
+  // REQUIRES: params.Validate(vocab_size).ok() (CHECKed); vocab as Create.
+  Sampler(const SamplingParams& params, int32_t vocab_size,
+          std::shared_ptr<const VocabBytes> vocab = nullptr);
 
   // Records prompt tokens (they count for the repetition penalty only).
   // REQUIRES: every token in [0, vocab_size).
   void AcceptPrompt(std::span<const int32_t> tokens);
   // Records a generated token (repetition, presence and frequency
-  // penalties). REQUIRES: token in [0, vocab_size).
+  // penalties; JSON mode's state). REQUIRES: token in [0, vocab_size).
   void Accept(int32_t token);
 
   // Chooses the next token. Does not record it: call Accept() with it.
@@ -92,6 +104,7 @@ class Sampler {
   bool needs_processing_;  // any logit bias or penalty is active
   std::vector<float> scratch_;      // [vocab_size] processed logits
   std::vector<Candidate> cands_;    // [<= vocab_size] sampling candidates
+  std::unique_ptr<JsonConstraint> json_;  // JSON mode, else null
 };
 
 }  // namespace weft::sampling

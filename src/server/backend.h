@@ -33,6 +33,7 @@ struct SamplingFields {
   float repetition_penalty = 1.0f;  // 1 = off
   std::map<int32_t, float> logit_bias;  // token id -> bias in [-100, 100]
   int32_t logprobs = -1;  // -1: none; N >= 0: chosen token + top N
+  bool json_object = false;  // output one JSON object (response_format)
 };
 
 // One generation request: `n` sequences from the same prompt.

@@ -65,6 +65,7 @@ sampling::SamplingParams ToParams(const SamplingFields& f) {
   p.repetition_penalty = f.repetition_penalty;
   p.logit_bias = f.logit_bias;
   if (f.logprobs >= 0) p.logprobs = f.logprobs;
+  p.json_object = f.json_object;
   return p;
 }
 
@@ -215,11 +216,8 @@ Status EngineBackend::Submit(GenerateRequest req, EventCallback on_event) {
           "token id %d is out of range [0, %d)", id, vocab));
     }
   }
-  sampling::SamplingParams params = ToParams(req.sampling);
-  RETURN_IF_ERROR(params.Validate(vocab));
-
   auto call = std::make_shared<Call>();
-  call->sampling = std::move(params);
+  call->sampling = ToParams(req.sampling);
   if (!req.ignore_eos) {
     call->stop_ids = tokenizer_->vocab().eog_ids;
     for (tokenizer::TokenId t : {tokenizer_->vocab().eos,
@@ -232,6 +230,10 @@ Status EngineBackend::Submit(GenerateRequest req, EventCallback on_event) {
   call->stop_ids.erase(
       std::unique(call->stop_ids.begin(), call->stop_ids.end()),
       call->stop_ids.end());
+  // JSON mode ends the object with the tokens that end generation.
+  if (call->sampling.json_object)
+    call->sampling.json_end_tokens = call->stop_ids;
+  RETURN_IF_ERROR(call->sampling.Validate(vocab));
   call->seqs.resize(static_cast<size_t>(req.n));
   for (Seq& s : call->seqs) {
     s.engine_id = next_id_.fetch_add(1);

@@ -14,6 +14,7 @@
 #include "kernels/isa.h"
 #include "kv/kv_cache_manager.h"
 #include "model/model.h"
+#include "sampling/json_constraint.h"
 #include "tensor/types.h"
 #include "tokenizer/tokenizer.h"
 #include "util/log.h"
@@ -150,9 +151,19 @@ StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
   // The text bytes of the longest token, special tokens' text included
   // (what a prompt's bytes divide by for a lower bound on its tokens).
   int64_t max_token_bytes = 1;
-  for (int32_t id = 0; id < tokenizer->n_tokens(); ++id) {
-    max_token_bytes = std::max<int64_t>(
-        max_token_bytes, tokenizer->TokenToPiece(id, true).size());
+  {
+    // JSON mode's view of the tokens: what each one decodes to (control
+    // tokens and rows past the tokenizer's vocabulary: nothing). The
+    // tokenizer has at most n_vocab tokens (checked above).
+    std::vector<std::string> pieces(static_cast<size_t>(mc.n_vocab));
+    for (int32_t id = 0; id < tokenizer->n_tokens(); ++id) {
+      pieces[static_cast<size_t>(id)] =
+          std::string(tokenizer->TokenToPiece(id));
+      max_token_bytes = std::max<int64_t>(
+          max_token_bytes, tokenizer->TokenToPiece(id, true).size());
+    }
+    ec.vocab_bytes =
+        std::make_shared<const sampling::VocabBytes>(std::move(pieces));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Executor> exec,
                    engine::CreateModelExecutor(model.get(), kv, ec));

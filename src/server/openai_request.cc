@@ -135,6 +135,28 @@ bool ParseIds(const json& arr, const ParseLimits& limits, const char* param,
   return true;
 }
 
+// response_format: "text" (the default) or "json_object" (JSON mode: the
+// output is constrained to one JSON object, as vLLM and llama-server do);
+// "json_schema" and anything else get a 400 naming the field.
+void ParseResponseFormat(FieldReader& f, SamplingFields* s) {
+  const json* v = f.Get("response_format");
+  if (v == nullptr) return;
+  const json* type =
+      v->is_object() && v->contains("type") ? &(*v)["type"] : nullptr;
+  if (type == nullptr || !type->is_string()) {
+    return f.Fail("'response_format' must be an object with a 'type'",
+                  "response_format");
+  }
+  if (*type == "json_object") {
+    s->json_object = true;
+  } else if (*type != "text") {
+    return f.Fail("'response_format' of type '" +
+                      CEscape(type->get<std::string>()) +
+                      "' is not supported; 'text' and 'json_object' are",
+                  "response_format");
+  }
+}
+
 // Fields shared by both endpoints.
 void ParseCommon(const json& j, const ParseLimits& limits, FieldReader& f,
                  OpenAiRequest* r) {
@@ -165,6 +187,7 @@ void ParseCommon(const json& j, const ParseLimits& limits, FieldReader& f,
   f.Bool("ignore_eos", &r->ignore_eos);
   f.String("user", &r->user);
   f.Int32("priority", -1000000, 1000000, &r->priority);
+  ParseResponseFormat(f, &r->sampling);
   if (!f.ok()) return;
 
   if (const json* v = f.Get("logit_bias")) {
@@ -369,38 +392,18 @@ bool ParseMessages(const json& msgs, ChatTemplateRequest* out, std::string* why)
 
 // RejectUnsupported*: fields of the OpenAI API whose non-default values
 // Weft cannot honour get a 400 naming them, not a 200 that ignores them.
-void RejectUnsupported(FieldReader& f) {
-  if (const json* v = f.Get("response_format")) {
-    const json* type = v->is_object() && v->contains("type")
-                           ? &(*v)["type"] : nullptr;
-    if (type == nullptr || !type->is_string()) {
-      return f.Fail("'response_format' must be an object with a 'type'",
-                    "response_format");
-    }
-    if (*type != "text") {
-      return f.Fail("'response_format' of type '" +
-                        CEscape(type->get<std::string>()) +
-                        "' is not supported (no constrained decoding); "
-                        "only 'text' is",
-                    "response_format");
-    }
-  }
-}
-
 void RejectUnsupportedChat(FieldReader& f) {
-  RejectUnsupported(f);
   if (const json* v = f.Get("tool_choice")) {
     if (!v->is_string() || (*v != "none" && *v != "auto")) {
-      return f.Fail("'tool_choice' may be 'none' or 'auto': forcing a tool "
-                    "call needs constrained decoding, which is not "
-                    "supported",
-                    "tool_choice");
+      return f.Fail(
+          "'tool_choice' may be 'none' or 'auto': forcing a tool "
+          "call is not supported",
+          "tool_choice");
     }
   }
 }
 
 void RejectUnsupportedCompletion(FieldReader& f) {
-  RejectUnsupported(f);
   if (const json* v = f.Get("suffix")) {
     if (!v->is_string()) return f.Fail("'suffix' must be a string", "suffix");
     if (!v->get<std::string>().empty()) {

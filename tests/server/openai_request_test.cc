@@ -49,6 +49,22 @@ TEST(OpenAiRequestTest, CompletionAllFields) {
   EXPECT_EQ(q.stop_token_ids, std::vector<int32_t>{9});
 }
 
+TEST(OpenAiRequestTest, JsonObjectResponseFormatAsksForJsonMode) {
+  for (const char* body :
+       {R"({"prompt": "p", "response_format": {"type": "json_object"}})",
+        R"({"messages": [{"role": "user", "content": "x"}],
+            "response_format": {"type": "json_object"}})"}) {
+    auto r = body[2] == 'p' ? ParseCompletionRequest(body, Limits())
+                            : ParseChatRequest(body, Limits());
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_TRUE(r.value().sampling.json_object);
+  }
+  auto text = ParseCompletionRequest(
+      R"({"prompt": "p", "response_format": {"type": "text"}})", Limits());
+  ASSERT_TRUE(text.ok());
+  EXPECT_FALSE(text.value().sampling.json_object);
+}
+
 TEST(OpenAiRequestTest, PromptShapes) {
   auto a = ParseCompletionRequest(R"({"prompt": ["x", "y"]})", Limits());
   ASSERT_TRUE(a.ok());
@@ -121,8 +137,7 @@ INSTANTIATE_TEST_SUITE_P(
     Table, BadRequestTest,
     ::testing::Values(
         BadCase{false, "{", ""}, BadCase{false, "[1]", ""},
-        BadCase{false, "", ""},
-        BadCase{false, R"({})", "prompt"},
+        BadCase{false, "", ""}, BadCase{false, R"({})", "prompt"},
         BadCase{false, R"({"prompt": 5})", "prompt"},
         BadCase{false, R"({"prompt": []})", "prompt"},
         BadCase{false, R"({"prompt": ["a", 1]})", "prompt"},
@@ -138,8 +153,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "max_completion_tokens"},
         BadCase{false, R"({"prompt": "p", "temperature": -0.1})",
                 "temperature"},
-        BadCase{false, R"({"prompt": "p", "temperature": 2.5})",
-                "temperature"},
+        BadCase{false, R"({"prompt": "p", "temperature": 2.5})", "temperature"},
         BadCase{false, R"({"prompt": "p", "temperature": "hot"})",
                 "temperature"},
         BadCase{false, R"({"prompt": "p", "top_p": 0})", "top_p"},
@@ -156,7 +170,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{false, R"({"prompt": "p", "suffix": "end"})", "suffix"},
         BadCase{false, R"({"prompt": "p", "best_of": 3})", "best_of"},
         BadCase{false,
-                R"({"prompt": "p", "response_format": {"type": "json_object"}})",
+                R"({"prompt": "p", "response_format": {"type": "json_xml"}})",
                 "response_format"},
         BadCase{false, R"({"prompt": "p", "response_format": "json"})",
                 "response_format"},

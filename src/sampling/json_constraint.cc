@@ -1,0 +1,151 @@
+#include "sampling/json_constraint.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "util/check.h"
+
+namespace weft::sampling {
+
+VocabBytes::VocabBytes(std::vector<std::string> pieces)
+    : pieces_(std::move(pieces)) {
+  plain_.assign((pieces_.size() + 63) / 64, 0);
+  // A string's inside: plain text leaves this state as it is.
+  JsonState in_string;
+  CHECK(JsonAdvance(&in_string, "{\""));
+  std::vector<int32_t> ids, not_plain;
+  for (int32_t id = 0; id < size(); ++id) {
+    const std::string& p = pieces_[id];
+    max_len_ = std::max(max_len_, p.size());
+    if (p.empty()) continue;
+    ids.push_back(id);
+    // No quote or backslash: the bytes never leave the string (a piece like
+    // `":"","` returns to an equal state by another way).
+    JsonState s = in_string;
+    if (p.find_first_of("\"\\") == std::string::npos && JsonAdvance(&s, p) &&
+        s == in_string) {
+      MaskSet(&plain_, id);
+    } else {
+      not_plain.push_back(id);
+    }
+  }
+  all_ = SortedOf(std::move(ids));
+  not_plain_ = SortedOf(std::move(not_plain));
+}
+
+VocabBytes::Sorted VocabBytes::SortedOf(std::vector<int32_t> ids) const {
+  Sorted out;
+  out.order = std::move(ids);
+  // Byte order (std::string compares as unsigned char); equal pieces by id.
+  std::sort(out.order.begin(), out.order.end(), [&](int32_t a, int32_t b) {
+    const int c = pieces_[a].compare(pieces_[b]);
+    return c != 0 ? c < 0 : a < b;
+  });
+  out.lcp.assign(out.order.size(), 0);
+  for (size_t i = 1; i < out.order.size(); ++i) {
+    const std::string& a = pieces_[out.order[i - 1]];
+    const std::string& b = pieces_[out.order[i]];
+    size_t n = 0;
+    while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+    out.lcp[i] = static_cast<uint32_t>(n);
+  }
+  return out;
+}
+
+JsonConstraint::JsonConstraint(std::shared_ptr<const VocabBytes> vocab,
+                               std::vector<int32_t> end_tokens)
+    : vocab_(std::move(vocab)), end_tokens_(std::move(end_tokens)) {
+  CHECK(vocab_ != nullptr);
+  std::sort(end_tokens_.begin(), end_tokens_.end());
+  end_mask_.assign((static_cast<size_t>(vocab_->size()) + 63) / 64, 0);
+  for (int32_t t : end_tokens_) {
+    CHECK(t >= 0 && t < vocab_->size()) << "end token " << t;
+    MaskSet(&end_mask_, t);
+  }
+}
+
+bool JsonConstraint::IsEnd(int32_t token) const {
+  return std::binary_search(end_tokens_.begin(), end_tokens_.end(), token);
+}
+
+bool JsonConstraint::Allows(int32_t token) const {
+  if (broken_ || complete()) return IsEnd(token);
+  if (IsEnd(token)) return false;
+  const std::string_view piece = vocab_->piece(token);
+  if (piece.empty()) return false;
+  JsonState s = state_;
+  return JsonAdvance(&s, piece);
+}
+
+void JsonConstraint::Accept(int32_t token) {
+  if (broken_ || IsEnd(token)) return;
+  const std::string_view piece = vocab_->piece(token);
+  if (complete() || piece.empty() || !JsonAdvance(&state_, piece)) {
+    broken_ = true;
+  }
+}
+
+std::span<const uint64_t> JsonConstraint::AllowedMask() {
+  if (broken_ || complete()) return end_mask_;
+  ++uses_;
+  for (CachedMask& c : cache_) {
+    if (c.state == state_) {
+      c.last_use = uses_;
+      return c.bits;
+    }
+  }
+  CachedMask* slot;
+  if (cache_.size() < kMaskCacheEntries) {
+    slot = &cache_.emplace_back();
+  } else {
+    slot = &*std::min_element(cache_.begin(), cache_.end(),
+                              [](const CachedMask& a, const CachedMask& b) {
+                                return a.last_use < b.last_use;
+                              });
+  }
+  slot->state = state_;
+  slot->last_use = uses_;
+  ComputeMask(&slot->bits);
+  return slot->bits;
+}
+
+void JsonConstraint::ComputeMask(std::vector<uint64_t>* bits) const {
+  if (JsonInPlainString(state_)) {
+    *bits = vocab_->plain();  // they leave state_ as it is: all allowed
+    Walk(vocab_->not_plain(), bits);
+  } else {
+    bits->assign(end_mask_.size(), 0);
+    Walk(vocab_->all(), bits);
+  }
+  // The object is open: no end token yet, even one that is also text.
+  for (int32_t t : end_tokens_) MaskClear(bits, t);
+}
+
+void JsonConstraint::Walk(const VocabBytes::Sorted& sorted,
+                          std::vector<uint64_t>* bits) const {
+  // states[d]: the state after the first d bytes of the current piece;
+  // states[0 .. valid] hold for it. A prefix of `bad` bytes of the last
+  // piece was rejected (kNone: none was): pieces sharing it are too.
+  constexpr size_t kNone = ~size_t{0};
+  std::vector<JsonState> states(vocab_->max_piece_bytes() + 1);
+  states[0] = state_;
+  size_t valid = 0, bad = kNone;
+  for (size_t i = 0; i < sorted.order.size(); ++i) {
+    if (bad != kNone && sorted.lcp[i] >= bad) continue;
+    const int32_t id = sorted.order[i];
+    const std::string_view piece = vocab_->piece(id);
+    valid = std::min<size_t>(valid, sorted.lcp[i]);
+    bad = kNone;
+    for (size_t d = valid; d < piece.size(); ++d) {
+      states[d + 1] = states[d];
+      if (!JsonAdvanceByte(&states[d + 1], static_cast<uint8_t>(piece[d]))) {
+        bad = d + 1;
+        break;
+      }
+      valid = d + 1;
+    }
+    if (bad == kNone) MaskSet(bits, id);
+  }
+}
+
+}  // namespace weft::sampling
