@@ -10,11 +10,14 @@
 // of its compute ceiling (one thread). BM_PipeMix (pipe_bench.cc): which
 // AVX2 instructions share execution pipes.
 //
-//   kernels_bench [--isa=scalar|avx2|avx512|neon] [--threads=N] [--hot] [benchmark flags]
+//   kernels_bench [--isa=scalar|avx2|avx512|neon] [--threads=N] [--hot] [--no-panel]
+//                 [benchmark flags]
 //
 // The weights are replicated until they span >= 256 MiB and each iteration
 // reads the next copy, so M=1 measures DRAM, not the last-level cache;
 // --hot keeps one copy, read from the caches (the compute side alone).
+// --no-panel runs BM_MatMul without the tables' panel path
+// (MatMulKernel::pack_panel), for side-by-side runs.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -41,6 +44,19 @@ namespace {
 
 int g_threads = 0;
 bool g_hot = false;  // --hot: one weight copy, read from cache after the first call
+bool g_no_panel = false;  // --no-panel: the table without its panel path (A/B)
+
+// The table BM_MatMul runs on: Kernels(), less its panel path with --no-panel.
+const KernelTable& BenchTable() {
+  static const KernelTable table = [] {
+    KernelTable t = Kernels();
+    if (g_no_panel) {
+      for (MatMulKernel& k : t.matmul_x8) k.pack_panel = nullptr;
+    }
+    return t;
+  }();
+  return table;
+}
 
 ThreadPool& Pool() {
   static ThreadPool* pool = new ThreadPool(ThreadPoolOptions{.num_threads = g_threads});
@@ -119,7 +135,7 @@ void BM_MatMul(benchmark::State& state) {
   for (auto _ : state) {
     a.w = w.data.get() + static_cast<size_t>(copy) * w.bytes;
     copy = copy + 1 == w.copies ? 0 : copy + 1;
-    MatMul(a);
+    MatMul(BenchTable(), a);
     benchmark::DoNotOptimize(y.data());
   }
   const double it = static_cast<double>(state.iterations());
@@ -145,7 +161,7 @@ void MatMulBenchArgs(benchmark::internal::Benchmark* b) {
         continue;
       }
       for (int x8 = 0; x8 <= (CanPackX8(kTypes[t]) ? 1 : 0); ++x8) {
-        for (int m : {1, 8, 64, 512}) b->Args({t, s, m, x8});
+        for (int m : {1, 8, 16, 64, 512}) b->Args({t, s, m, x8});
       }
     }
   }
@@ -206,6 +222,46 @@ BENCHMARK(BM_TileX8InL1)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
+// The panel path (MatMulKernel::panel_tile, the AVX-512 table's Q8_0) the
+// same way: one group against one panel of panel_rows activation rows.
+void BM_PanelX8InL1(benchmark::State& state) {
+  const GgmlType type = GgmlType::kQ8_0;
+  const int64_t k = 640, n = kX8Rows;
+  const MatMulKernel& kern = Kernels().matmul_x8[static_cast<int>(ToWeightFormat(type))];
+  if (kern.panel_tile == nullptr) {
+    state.SkipWithError("no panel path on this table");
+    return;
+  }
+  const int nc = kern.panel_rows;
+  std::mt19937 rng(12);
+  std::normal_distribution<float> normal;
+  std::vector<float> wf(n * k), x(nc * k);
+  for (float& v : wf) v = normal(rng);
+  for (float& v : x) v = normal(rng);
+  const size_t row_bytes = RowBytes(type, k).value();
+  std::vector<uint8_t> rows(row_bytes * n), w(PackedX8Bytes(type, n, k));
+  if (!QuantizeRows(type, wf.data(), rows.data(), n, k, 0).ok()) std::abort();
+  PackX8(type, rows.data(), 0, n, k, w.data());
+  const size_t xs = ActRowBytes(kern.act, k);
+  std::vector<uint8_t> xq(xs * nc), panel(xs * kern.panel_stride_rows + 64);
+  for (int c = 0; c < nc; ++c) kern.quantize(&x[c * k], &xq[c * xs], k);
+  uint8_t* p = panel.data() + (64 - reinterpret_cast<uintptr_t>(panel.data()) % 64) % 64;
+  kern.pack_panel(xq.data(), xs, nc, k, p);
+  std::vector<float> y(nc * n);
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    kern.panel_tile(k, w.data(), 0, kX8Rows, p, xs, nc, y.data(), n);
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  state.counters["GMAC/s"] =
+      static_cast<double>(n * k * nc) * static_cast<double>(state.iterations()) / seconds / 1e9;
+  state.SetLabel(std::string(TypeName(type)) + " panel of " + std::to_string(nc) + " " +
+                 Kernels().name);
+}
+BENCHMARK(BM_PanelX8InL1)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
 void BM_ReadBandwidth(benchmark::State& state) {
   double gbs = 0;
   for (auto _ : state) gbs = MeasureReadBandwidth(&Pool(), size_t{1} << 30, 3);
@@ -228,6 +284,8 @@ int main(int argc, char** argv) {
         return 2;
       }
       weft::kernels::SetIsa(isa);
+    } else if (std::strcmp(argv[i], "--no-panel") == 0) {
+      weft::kernels::g_no_panel = true;
     } else if (std::strcmp(argv[i], "--hot") == 0) {
       weft::kernels::g_hot = true;
     } else if (std::strncmp(argv[i], "--threads=", 10) == 0) {

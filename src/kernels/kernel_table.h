@@ -130,6 +130,13 @@ using TileFn = void (*)(int64_t k, const void* w, size_t w_stride, int nr,
                         const void* xq, size_t xq_stride, int nc, float* y,
                         size_t y_stride);
 
+// Repacks activation rows 0 .. nrows-1 (nrows >= 1; rows lie xq_stride
+// bytes apart, in the kernel's ActFormat) into one panel of panel_rows rows
+// at `panel` (panel_stride_rows * xq_stride bytes), the missing rows as
+// zeros.
+using PackPanelFn = void (*)(const void* xq, size_t xq_stride, int nrows,
+                             int64_t k, void* panel);
+
 struct MatMulKernel {
   ActFormat act = ActFormat::kF32;  // what `quantize` produces
   QuantizeActFn quantize = nullptr;  // null when act is kF32
@@ -141,6 +148,16 @@ struct MatMulKernel {
   // tile_rows (the tiles' software prefetch relies on it).
   int tile_rows = kMaxTileRows;
   int tile_cols = kMaxTileCols;
+  // Optional panel path, for products of at least panel_min_m activation
+  // rows: MatMul repacks the quantized rows with pack_panel, panel_rows at a
+  // time, and calls panel_tile as it calls `tile`, with xq = one panel and
+  // nc <= panel_rows its valid rows. Each output is bitwise what `tile`
+  // gives for that pair (the path never changes a row's result).
+  PackPanelFn pack_panel = nullptr;  // null: no panel path
+  TileFn panel_tile = nullptr;
+  int panel_rows = 0;   // activation rows per panel (<= kMaxTileCols)
+  int panel_stride_rows = 0;  // a panel's bytes / xq_stride (>= panel_rows)
+  int panel_min_m = 0;  // smallest M that takes the panel path
 };
 
 struct KernelTable {

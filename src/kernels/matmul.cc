@@ -75,10 +75,11 @@ struct Product {
   float* y = nullptr;
   int64_t y_stride = 0;
   int64_t m = 0, n = 0, k = 0;
-  bool x8 = false;           // x8 weight layout: task blocks of whole groups
-  int share = -1;            // index of an earlier product with the same xq
-  int64_t rows = 0;          // weight rows per task
-  int64_t n_blocks = 0;      // tasks
+  bool x8 = false;         // x8 weight layout: task blocks of whole groups
+  int share = -1;          // index of an earlier product with the same xq
+  char* panels = nullptr;  // xq repacked for kern->panel_tile, if taken
+  int64_t rows = 0;        // weight rows per task
+  int64_t n_blocks = 0;    // tasks
 };
 
 // Checks `a` and fills *p; false when there is nothing to compute (empty
@@ -127,6 +128,23 @@ bool Prepare(const KernelTable& table, const MatMulArgs& a, Product* p) {
 void RunBlock(const Product& p, int64_t blk) {
   const int64_t r0 = blk * p.rows, r1 = std::min(p.n, r0 + p.rows);
   const MatMulKernel& kern = *p.kern;
+  if (p.panels != nullptr) {
+    const int64_t pr = kern.panel_rows, tr = kern.tile_rows;
+    for (int64_t c0 = 0; c0 < p.m; c0 += pr) {
+      const int nc = static_cast<int>(std::min<int64_t>(pr, p.m - c0));
+      const char* panel =
+          p.panels +
+          static_cast<size_t>(c0 / pr * kern.panel_stride_rows) * p.xq_stride;
+      for (int64_t r = r0; r < r1; r += tr) {
+        const int nr = static_cast<int>(std::min<int64_t>(tr, r1 - r));
+        kern.panel_tile(p.k, p.w + static_cast<size_t>(r) * p.w_stride,
+                        p.w_stride, nr, panel, p.xq_stride, nc,
+                        p.y + c0 * p.y_stride + r,
+                        static_cast<size_t>(p.y_stride));
+      }
+    }
+    return;
+  }
   if (kern.tile != nullptr) {
     const int64_t tr = kern.tile_rows, tc = kern.tile_cols;
     for (int64_t c0 = 0; c0 < p.m; c0 += tc) {
@@ -183,6 +201,23 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
     offsets[i] = total;
     total += p.xq_stride * static_cast<size_t>(p.m);
   }
+  // Panels (MatMulKernel::pack_panel) after the rows, whole panels each.
+  size_t panel_offsets[kMaxMatMulGroup] = {};
+  bool paneled[kMaxMatMulGroup] = {};
+  for (int i = 0; i < n_live; ++i) {
+    const Product& p = prods[i];
+    const MatMulKernel& kern = *p.kern;
+    if (kern.pack_panel == nullptr || p.m < kern.panel_min_m) continue;
+    CHECK(kern.act != ActFormat::kF32 && kern.panel_rows >= 1 &&
+          kern.panel_rows <= kMaxTileCols &&
+          kern.panel_stride_rows >= kern.panel_rows &&
+          kern.tile_rows == kX8Rows);
+    paneled[i] = true;
+    panel_offsets[i] = total;
+    const int64_t n_panels = (p.m + kern.panel_rows - 1) / kern.panel_rows;
+    total +=
+        p.xq_stride * static_cast<size_t>(n_panels * kern.panel_stride_rows);
+  }
   if (total > 0) {
     MatMulScratch* scratch = args[0].scratch;
     if (scratch == nullptr) {
@@ -224,6 +259,35 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
     }
     for (int i = 0; i < n_live; ++i) {
       if (prods[i].share >= 0) prods[i].xq = prods[prods[i].share].xq;
+    }
+    // Panels: one task each, over the pool when there are many (prefill).
+    int64_t first_panel[kMaxMatMulGroup + 1];
+    int64_t n_panels = 0;
+    for (int i = 0; i < n_live; ++i) {
+      first_panel[i] = n_panels;
+      if (!paneled[i]) continue;
+      Product& p = prods[i];
+      p.panels = buf + panel_offsets[i];
+      n_panels += (p.m + p.kern->panel_rows - 1) / p.kern->panel_rows;
+    }
+    first_panel[n_live] = n_panels;
+    auto pack = [&](int64_t task, int) {
+      int i = 0;
+      while (task >= first_panel[i + 1]) ++i;
+      const Product& p = prods[i];
+      const int64_t panel = task - first_panel[i];
+      const int64_t c0 = panel * p.kern->panel_rows;
+      const size_t panel_bytes =
+          static_cast<size_t>(p.kern->panel_stride_rows) * p.xq_stride;
+      p.kern->pack_panel(
+          p.xq + static_cast<size_t>(c0) * p.xq_stride, p.xq_stride,
+          static_cast<int>(std::min<int64_t>(p.kern->panel_rows, p.m - c0)),
+          p.k, p.panels + static_cast<size_t>(panel) * panel_bytes);
+    };
+    if (pool != nullptr && n_panels >= 4 * n_threads) {
+      pool->ParallelFor(n_panels, pack);
+    } else {
+      for (int64_t t = 0; t < n_panels; ++t) pack(t, 0);
     }
   }
 
