@@ -1,7 +1,8 @@
 // AVX-512 kernels: the legacy 32-element formats with VNNI (vpdpbusd, two
 // blocks per zmm), float weights on zmm, BF16 weights with vdpbf16ps when
 // the CPU has AVX512_BF16, the x8 layout's Q4_0/Q5_0/Q8_0 tiles with
-// vpdpbusd on ymm (x8_vnni_impl.h), and a zmm bandwidth reader. Everything else in the
+// vpdpbusd on ymm (x8_vnni_impl.h; their panel path for M >= 5 is
+// avx512_panels.cc), and a zmm bandwidth reader. Everything else in the
 // AVX-512 table comes from the AVX2 files (see isa.cc).
 //
 // Compiled with -mavx512f/bw/vl/dq/vnni/bf16: reached only through the
@@ -10,9 +11,6 @@
 // emulated (tests/kernels/avx512_emulated.cc, SIMDe): an intrinsic SIMDe
 // lacks needs an emulation there.
 #include <immintrin.h>
-
-#include <algorithm>
-#include <cstring>
 
 #include "kernels/avx2_internal.h"
 #include "kernels/simd_x86.h"
@@ -230,185 +228,6 @@ uint64_t ReadBytes(const void* p, size_t n) {
   return static_cast<uint64_t>(_mm512_reduce_add_epi64(x));
 }
 
-// ---- x8 weights (Q4_0, Q5_0, Q8_0) against a panel of 8 activation rows ----
-//
-// The x8 tile (x8_vnni_impl.h) holds a code vector of 8 weight rows in a ymm
-// and broadcasts each activation row's 4 bytes: one vpdpbusd per 32
-// multiply-adds. Here a zmm's 16 lanes are (activation row i, weight row
-// 2q + h) for i < 8, h < 2, lane 2i + h: the activation operand is each
-// row's 4 bytes twice (a panel, packed once per MatMul by PackPanelQ8x32)
-// and the code operand a 64-bit broadcast of weight rows 2q and 2q + 1's 4
-// bytes: one vpdpbusd per 64 multiply-adds, twice the x8 tile's rate, and
-// every lane an output. Per pair the integer block sums and the float
-// operations are the x8 tile's, so the outputs are bitwise equal to it:
-//   acc = fma(float(sum u*x), dw * dx, acc);  corr = fma(dw, ds, corr)
-//   y = acc - offset * corr            (u = codes, w + 128 for Q8_0)
-
-constexpr int kPanelRows = 8;
-// Bytes of a panel, in Q8x32 rows (each row's data twice).
-constexpr int kPanelStrideRows = 2 * kPanelRows;
-// Below this M the x8 tile does fewer instructions than a padded panel.
-constexpr int kPanelMinM = 5;
-
-// Panel layout for activation rows of k elements (k / 32 = nb blocks), each
-// value twice (lanes 2i and 2i + 1 are row i):
-//   qs[nb][8][16][4] int8 | d[nb][16] float | ds[nb][16] float
-// (elements 4j..4j+3 of block b of row i at qs[((b * 8 + j) * 16 + 2i + h) *
-// 4]): 16 * (k + 8 nb) bytes, 16 Q8x32 rows' ActRowBytes at most.
-void PackPanelQ8x32(const void* xq, size_t xq_stride, int nrows, int64_t k,
-                    void* panel) {
-  const int64_t nb = k / 32;
-  int8_t* qs = static_cast<int8_t*>(panel);
-  float* d = reinterpret_cast<float*>(qs + 16 * k);
-  float* ds = d + 16 * nb;
-  std::memset(panel, 0, static_cast<size_t>(16 * (k + 8 * nb)));
-  for (int i = 0; i < nrows; ++i) {
-    const Q8x32Row row = Q8x32RowAt(xq, xq_stride, i, k);
-    for (int64_t b = 0; b < nb; ++b) {
-      for (int h = 0; h < 2; ++h) {
-        for (int j = 0; j < 8; ++j) {
-          std::memcpy(qs + ((b * 8 + j) * 16 + 2 * i + h) * 4,
-                      row.qs + 32 * b + 4 * j, 4);
-        }
-        d[b * 16 + 2 * i + h] = row.d[b];
-        ds[b * 16 + 2 * i + h] = row.ds[b];
-      }
-    }
-  }
-}
-
-// A group block's codes as unsigned bytes at u, [j][row]: 4 bytes of
-// weight row r for elements 4j..4j+3 at u[8 * j + r] (the panel's j).
-template <X8Fmt F>
-static inline void UnsignedCodes(const uint8_t* gb, int32_t* u) {
-  if constexpr (F == X8Fmt::kQ8_0) {
-    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q) {
-      _mm512_store_si512(
-          u + 16 * q,
-          _mm512_xor_si512(_mm512_loadu_si512(gb + 16 + 64 * q), flip));
-    }
-  } else {
-    // avx2::Nibbles<F, J>: lo = elements 4J.., hi = 16 + 4J.. (j = 4 + J).
-    auto put = [&](auto jc) {
-      constexpr int J = decltype(jc)::value;
-      __m256i lo, hi;
-      avx2::Nibbles<F, J>(gb, &lo, &hi);
-      _mm256_store_si256(reinterpret_cast<__m256i*>(u + 8 * J), lo);
-      _mm256_store_si256(reinterpret_cast<__m256i*>(u + 8 * (4 + J)), hi);
-    };
-    put(std::integral_constant<int, 0>{});
-    put(std::integral_constant<int, 1>{});
-    put(std::integral_constant<int, 2>{});
-    put(std::integral_constant<int, 3>{});
-  }
-}
-
-// A zeroed register per call: the zeroing idiom (vpxord x, x, x) is done at
-// register renaming, where copies of one zeroed register (what the compiler
-// makes of repeated _mm512_setzero_si512) each take a vector port.
-static inline __m512i Zero() {
-#if defined(__AVX512F__)
-  __m512i z;
-  asm volatile("vpxord %0, %0, %0" : "=v"(z));
-  return z;
-#else  // the emulated build (tests/kernels/avx512_emulated.cc)
-  return _mm512_setzero_si512();
-#endif
-}
-
-// 64 bits at p broadcast (a load-port-only vpbroadcastq).
-static inline __m512i Bcast8(const void* p) {
-  int64_t v;
-  std::memcpy(&v, p, 8);
-  return _mm512_set1_epi64(v);
-}
-static inline __m512 Bcast8Ps(const float* p) {
-  return _mm512_castsi512_ps(Bcast8(p));
-}
-
-// TileFn for one x8 group of format F (nr <= 8 rows) against one panel (nc
-// <= 8 rows).
-template <X8Fmt F>
-void PanelTile(int64_t k, const void* w, size_t /*w_stride*/, int nr,
-               const void* panel, size_t /*xq_stride*/, int nc, float* y,
-               size_t y_stride) {
-  constexpr int kGB = kX8GroupBlockBytes<F>;
-  constexpr float kOffset = F == X8Fmt::kQ8_0 ? 128.0f : kX8Offset<F>;
-  const int64_t nb = k / 32;
-  const uint8_t* g = static_cast<const uint8_t*>(w);
-  const int8_t* qs = static_cast<const int8_t*>(panel);
-  const float* pd = reinterpret_cast<const float*>(qs + 16 * k);
-  const float* pds = pd + 16 * nb;
-  // acc[q], corr[q]: weight rows 2q, 2q + 1 (lanes as above).
-  __m512 acc[4], corr[4];
-#pragma GCC unroll 4
-  for (int q = 0; q < 4; ++q) acc[q] = corr[q] = _mm512_setzero_ps();
-  // The codes of kChunk blocks as unsigned bytes, [block][j][row] (the
-  // group's order), and their weight scales, written a chunk ahead of the
-  // products that read them back as broadcasts (a broadcast load takes a
-  // load port only, where the compiler's register shuffles would take the
-  // vector ports, and a load right after its store could wait on it).
-  constexpr int kChunk = 16;
-  alignas(64) int32_t u[kChunk][8 * 8];
-  alignas(64) float dw[kChunk][8];
-  for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
-    const int n = static_cast<int>(std::min<int64_t>(kChunk, nb - b0));
-    for (int i = 0; i < n; ++i) {
-      const uint8_t* gb = g + (b0 + i) * kGB;
-      avx2::PrefetchAhead<kGB>(gb);
-      _mm256_store_ps(dw[i], _mm256_cvtph_ps(_mm_loadu_si128(
-                                 reinterpret_cast<const __m128i*>(gb))));
-      UnsignedCodes<F>(gb, u[i]);
-    }
-    asm volatile("" : "+m"(u), "+m"(dw));
-    for (int i = 0; i < n; ++i) {
-      const int64_t b = b0 + i;
-      // Two chains per weight-row pair (even and odd j), added at the end
-      // of the block: 8 vpdpbusd chains in flight.
-      __m512i s[4][2];
-#pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) s[q][0] = Zero(), s[q][1] = Zero();
-      const int8_t* xb = qs + b * 8 * 64;
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) {
-        const __m512i a = _mm512_loadu_si512(xb + j * 64);
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; ++q) {
-          s[q][j & 1] =
-              _mm512_dpbusd_epi32(s[q][j & 1], Bcast8(&u[i][8 * j + 2 * q]), a);
-        }
-      }
-      const __m512 dx = _mm512_loadu_ps(pd + b * 16);
-      const __m512 dsx = _mm512_loadu_ps(pds + b * 16);
-#pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) {
-        const __m512 wq = Bcast8Ps(&dw[i][2 * q]);
-        acc[q] = _mm512_fmadd_ps(
-            _mm512_cvtepi32_ps(_mm512_add_epi32(s[q][0], s[q][1])),
-            _mm512_mul_ps(wq, dx), acc[q]);
-        corr[q] = _mm512_fmadd_ps(wq, dsx, corr[q]);
-      }
-    }
-  }
-  // Lane 2i + h of t[q]: y[i][2q + h].
-  alignas(64) float t[4][16];
-#pragma GCC unroll 4
-  for (int q = 0; q < 4; ++q) {
-    _mm512_store_ps(t[q],
-                    _mm512_fnmadd_ps(_mm512_set1_ps(kOffset), corr[q], acc[q]));
-  }
-  for (int i = 0; i < nc; ++i) {
-    float* yi = y + i * y_stride;
-    if (nr == 8) {
-      for (int q = 0; q < 4; ++q) std::memcpy(yi + 2 * q, &t[q][2 * i], 8);
-    } else {
-      for (int r = 0; r < nr; ++r) yi[r] = t[r / 2][2 * i + r % 2];
-    }
-  }
-}
-
 template <template <int> class K>
 void DotCols(int64_t k, const void* w, const void* xq, size_t stride, int nc,
              float* out) {
@@ -473,17 +292,7 @@ void Fill(KernelTable* t, bool bf16) {
   set_x8(WeightFormat::kQ4_0, x8_vnni::TileN<X8Fmt::kQ4_0>);
   set_x8(WeightFormat::kQ5_0, x8_vnni::TileN<X8Fmt::kQ5_0>);
   set_x8(WeightFormat::kQ8_0, x8_vnni::TileN<X8Fmt::kQ8_0>);
-  auto set_panel = [t](WeightFormat f, TileFn tile) {
-    MatMulKernel& kern = t->matmul_x8[static_cast<int>(f)];
-    kern.pack_panel = PackPanelQ8x32;
-    kern.panel_tile = tile;
-    kern.panel_rows = kPanelRows;
-    kern.panel_stride_rows = kPanelStrideRows;
-    kern.panel_min_m = kPanelMinM;
-  };
-  set_panel(WeightFormat::kQ4_0, PanelTile<X8Fmt::kQ4_0>);
-  set_panel(WeightFormat::kQ5_0, PanelTile<X8Fmt::kQ5_0>);
-  set_panel(WeightFormat::kQ8_0, PanelTile<X8Fmt::kQ8_0>);
+  FillPanels(t);  // avx512_panels.cc, over the x8 entries above
   t->read_bytes = ReadBytes;
   // vpdpbusd and zmm FMAs outrun the AVX2 sequences: no ceiling to report.
   t->peak_loop = nullptr;

@@ -1,4 +1,4 @@
-// src/kernels/avx512_kernels.cc compiled for AVX2 CPUs (-mavx2 -mfma -mf16c,
+// src/kernels/avx512_kernels.cc and avx512_panels.cc compiled for AVX2 CPUs (-mavx2 -mfma -mf16c,
 // tests/kernels/CMakeLists.txt): SIMDe's native aliases turn each AVX-512
 // intrinsic into its portable implementation, and the ones SIMDe 0.7 lacks
 // are defined below, each as the Intel SDM's pseudo-code describes the
@@ -159,3 +159,4 @@ static inline simde__m512 Dpbf16Ps(simde__m512 src, simde__m512bh a,
 
 #define avx512 avx512_emulated
 #include "kernels/avx512_kernels.cc"  // NOLINT(build/include)
+#include "kernels/avx512_panels.cc"  // NOLINT(build/include)

@@ -141,10 +141,13 @@ TEST(MatMulX8Test, RowsAreIndependentOfTheBatch) {
     SCOPED_TRACE(t.name);
     uint32_t seed = 3000;
     for (GgmlType type : kTypes) {
-      // M = 7 and 17 take the AVX-512 table's Q8_0 panel path (a partial
-      // panel; a full one and a partial one), M = 1 its x8 tile.
-      for (int64_t k : {Ks(type)[1], Ks(type)[3 % Ks(type).size()]}) {
-        const int64_t m = k == Ks(type)[1] ? 7 : 17, n = 29;
+      // M = 7, 12 and 17 take the AVX-512 table's panel path for
+      // Q4_0/Q5_0/Q8_0 (one half panel; two, the second partial; a full
+      // panel and a partial half), M = 1 its x8 tile.
+      const std::vector<int64_t>& ks = Ks(type);
+      for (auto [k, m] : {std::pair{ks[1], int64_t{7}}, std::pair{ks[0], int64_t{12}},
+                          std::pair{ks[3 % ks.size()], int64_t{17}}}) {
+        const int64_t n = 29;
         Problem p = MakeProblem(type, m, n, k, seed++);
         const std::vector<float> all = RunMatMul(t, p, &pool, true);
         for (int64_t r = 0; r < m; ++r) {
