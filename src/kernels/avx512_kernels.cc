@@ -225,7 +225,14 @@ uint64_t ReadBytes(const void* p, size_t n) {
   }
   for (; i < n; i += 64) a0 = _mm512_xor_si512(a0, _mm512_load_si512(c + i));
   const __m512i x = _mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3));
-  return static_cast<uint64_t>(_mm512_reduce_add_epi64(x));
+  // The lanes' sum in unsigned (wrapping) arithmetic: GCC's
+  // _mm512_reduce_add_epi64 adds them as signed long long, which overflows
+  // (undefined behaviour, UBSan's report) on random bytes.
+  alignas(64) uint64_t lanes[8];
+  _mm512_store_si512(lanes, x);
+  uint64_t sum = 0;
+  for (uint64_t v : lanes) sum += v;
+  return sum;
 }
 
 template <template <int> class K>
