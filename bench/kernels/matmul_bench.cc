@@ -177,6 +177,32 @@ BENCHMARK(BM_MatMul)->Apply(MatMulBenchArgs)->UseRealTime()->Unit(benchmark::kMi
 constexpr GgmlType kX8Types[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
                                  GgmlType::kQ4_K, GgmlType::kQ6_K};
 
+// One x8 group of `type` (kX8Rows weight rows of k) and nc activation rows
+// quantized for `kern`, from normal random values drawn with `seed`.
+struct X8InL1 {
+  std::vector<uint8_t> w;   // the group, packed (PackX8)
+  std::vector<uint8_t> xq;  // nc rows of xq_stride bytes
+  size_t xq_stride = 0;
+};
+X8InL1 MakeX8InL1(GgmlType type, const MatMulKernel& kern, int64_t k, int nc, uint32_t seed) {
+  const int64_t n = kX8Rows;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> wf(n * k), x(nc * k);
+  for (float& v : wf) v = normal(rng);
+  for (float& v : x) v = normal(rng);
+  const size_t row_bytes = RowBytes(type, k).value();
+  std::vector<uint8_t> rows(row_bytes * n);
+  X8InL1 d;
+  d.w.resize(PackedX8Bytes(type, n, k));
+  if (!QuantizeRows(type, wf.data(), rows.data(), n, k, 0).ok()) std::abort();
+  PackX8(type, rows.data(), 0, n, k, d.w.data());
+  d.xq_stride = ActRowBytes(kern.act, k);
+  d.xq.resize(d.xq_stride * nc);
+  for (int c = 0; c < nc; ++c) kern.quantize(&x[c * k], &d.xq[c * d.xq_stride], k);
+  return d;
+}
+
 void BM_TileX8InL1(benchmark::State& state) {
   const GgmlType type = kX8Types[state.range(0)];
   const int nc = static_cast<int>(state.range(1));
@@ -187,18 +213,10 @@ void BM_TileX8InL1(benchmark::State& state) {
     return;
   }
   static const ComputePeaks peaks = MeasureComputePeaks(nullptr);
-  std::mt19937 rng(11);
-  std::normal_distribution<float> normal;
-  std::vector<float> wf(n * k), x(nc * k);
-  for (float& v : wf) v = normal(rng);
-  for (float& v : x) v = normal(rng);
-  const size_t row_bytes = RowBytes(type, k).value();
-  std::vector<uint8_t> rows(row_bytes * n), w(PackedX8Bytes(type, n, k));
-  if (!QuantizeRows(type, wf.data(), rows.data(), n, k, 0).ok()) std::abort();
-  PackX8(type, rows.data(), 0, n, k, w.data());
-  const size_t xs = ActRowBytes(kern.act, k);
-  std::vector<uint8_t> xq(xs * nc);
-  for (int c = 0; c < nc; ++c) kern.quantize(&x[c * k], &xq[c * xs], k);
+  const X8InL1 d = MakeX8InL1(type, kern, k, nc, 11);
+  const std::vector<uint8_t>& w = d.w;
+  const std::vector<uint8_t>& xq = d.xq;
+  const size_t xs = d.xq_stride;
   std::vector<float> y(nc * n);
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
@@ -233,20 +251,12 @@ void BM_PanelX8InL1(benchmark::State& state) {
     return;
   }
   const int nc = kern.panel_rows;
-  std::mt19937 rng(12);
-  std::normal_distribution<float> normal;
-  std::vector<float> wf(n * k), x(nc * k);
-  for (float& v : wf) v = normal(rng);
-  for (float& v : x) v = normal(rng);
-  const size_t row_bytes = RowBytes(type, k).value();
-  std::vector<uint8_t> rows(row_bytes * n), w(PackedX8Bytes(type, n, k));
-  if (!QuantizeRows(type, wf.data(), rows.data(), n, k, 0).ok()) std::abort();
-  PackX8(type, rows.data(), 0, n, k, w.data());
-  const size_t xs = ActRowBytes(kern.act, k);
-  std::vector<uint8_t> xq(xs * nc), panel(xs * kern.panel_stride_rows + 64);
-  for (int c = 0; c < nc; ++c) kern.quantize(&x[c * k], &xq[c * xs], k);
+  const X8InL1 d = MakeX8InL1(type, kern, k, nc, 12);
+  const std::vector<uint8_t>& w = d.w;
+  const size_t xs = d.xq_stride;
+  std::vector<uint8_t> panel(xs * kern.panel_stride_rows + 64);
   uint8_t* p = panel.data() + (64 - reinterpret_cast<uintptr_t>(panel.data()) % 64) % 64;
-  kern.pack_panel(xq.data(), xs, nc, k, p);
+  kern.pack_panel(d.xq.data(), xs, nc, k, p);
   std::vector<float> y(nc * n);
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
