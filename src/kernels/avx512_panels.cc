@@ -17,6 +17,7 @@
 #include "kernels/kernel_table.h"
 #include "kernels/packed_x8.h"
 #include "kernels/x8_internal.h"
+#include "kernels/x8_vnni_impl.h"
 
 // GCC 12's avx512fintrin.h builds casts and reductions on
 // _mm512_undefined_*(), which -Wuninitialized flags (a known false positive).
@@ -137,7 +138,7 @@ template <X8Fmt F, int H>
 static void PanelTileH(int64_t k, const uint8_t* g, int nr, const int8_t* qs,
                        int nc, float* y, size_t y_stride) {
   constexpr int kGB = kX8GroupBlockBytes<F>;
-  constexpr float kOffset = F == X8Fmt::kQ8_0 ? 128.0f : kX8Offset<F>;
+  constexpr float kOffset = x8_vnni::kCodeOffset<F>;
   const int64_t nb = k / 32;
   const int64_t half = 16 * (k + 8 * nb);  // bytes
   const int8_t* xs[H];

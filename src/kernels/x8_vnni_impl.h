@@ -42,12 +42,18 @@ namespace weft::kernels::x8_vnni {
 using avx2::Nibbles;
 using x86::Bcast4;
 
+// What the unsigned codes carry on top of the weight (u = w + offset): the
+// format's offset, and 128 for Q8_0's flipped sign bit. The AVX-512 panel
+// tiles (avx512_panels.cc) take it from here, to give these tiles' bits.
+template <X8Fmt F>
+inline constexpr float kCodeOffset = F == X8Fmt::kQ8_0 ? 128.0f : kX8Offset<F>;
+
 // Group blocks of format F against RC Q8x32 activation rows.
 template <X8Fmt F, int RC>
 static void Tile(int64_t k, const void* w, int nr, const void* xq,
                  size_t xq_stride, float* y, size_t y_stride) {
   constexpr int kGB = kX8GroupBlockBytes<F>;
-  constexpr float kOffset = F == X8Fmt::kQ8_0 ? 128.0f : kX8Offset<F>;
+  constexpr float kOffset = kCodeOffset<F>;
   const int64_t nb = k / 32;
   const uint8_t* g = static_cast<const uint8_t*>(w);
   Q8x32Row x[RC];
