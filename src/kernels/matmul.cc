@@ -122,6 +122,15 @@ bool Prepare(const KernelTable& table, const MatMulArgs& a, Product* p) {
   return true;
 }
 
+// The i with first[i] <= t < first[i + 1] (first: ascending starts of
+// consecutive task ranges, the last one's end after them; empty ranges are
+// skipped). REQUIRES: first[0] <= t < the end.
+int RangeOf(const int64_t* first, int64_t t) {
+  int i = 0;
+  while (t >= first[i + 1]) ++i;
+  return i;
+}
+
 // Weight rows [blk * rows, ...) of `p` against all of its M rows: register
 // tiles (or kMaxDotCols rows per dot call). A block stays in L1/L2 while
 // the M rows stream past it.
@@ -241,8 +250,7 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
     int64_t n_elems = 0;  // floats to convert, over every owner
     for (int o = 0; o < n_owners; ++o) n_elems += prods[owners[o]].m * prods[owners[o]].k;
     auto quantize = [&](int64_t row, int) {
-      int o = 0;
-      while (row >= first_row[o + 1]) ++o;
+      const int o = RangeOf(first_row, row);
       const Product& p = prods[owners[o]];
       const int64_t r = row - first_row[o];
       char* dst = const_cast<char*>(p.xq) + static_cast<size_t>(r) * p.xq_stride;
@@ -272,8 +280,7 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
     }
     first_panel[n_live] = n_panels;
     auto pack = [&](int64_t task, int) {
-      int i = 0;
-      while (task >= first_panel[i + 1]) ++i;
+      const int i = RangeOf(first_panel, task);
       const Product& p = prods[i];
       const int64_t panel = task - first_panel[i];
       const int64_t c0 = panel * p.kern->panel_rows;
@@ -338,8 +345,7 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
   }
   first_block[n_live] = n_blocks;
   auto task = [&](int64_t blk, int) {
-    int i = 0;
-    while (blk >= first_block[i + 1]) ++i;
+    const int i = RangeOf(first_block, blk);
     RunBlock(prods[i], blk - first_block[i]);
   };
   // Memory bound (M < kStreamingM): each thread streams its own contiguous
