@@ -240,17 +240,19 @@ BENCHMARK(BM_TileX8InL1)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
-// The panel path (MatMulKernel::panel_tile, the AVX-512 table's Q8_0) the
-// same way: one group against one panel of panel_rows activation rows.
+// The panel path (MatMulKernel::panel_tile, the AVX-512 table's Q4_0, Q5_0
+// and Q8_0) the same way: one group against one panel of nc activation rows
+// (nc <= panel_rows; 8 is a half panel, B = 8's decode step).
+// Args: index into kX8Types, nc.
 void BM_PanelX8InL1(benchmark::State& state) {
-  const GgmlType type = GgmlType::kQ8_0;
+  const GgmlType type = kX8Types[state.range(0)];
   const int64_t k = 640, n = kX8Rows;
   const MatMulKernel& kern = Kernels().matmul_x8[static_cast<int>(ToWeightFormat(type))];
-  if (kern.panel_tile == nullptr) {
-    state.SkipWithError("no panel path on this table");
+  if (kern.panel_tile == nullptr || state.range(1) > kern.panel_rows) {
+    state.SkipWithError("no such panel path on this table");
     return;
   }
-  const int nc = kern.panel_rows;
+  const int nc = static_cast<int>(state.range(1));
   const X8InL1 d = MakeX8InL1(type, kern, k, nc, 12);
   const std::vector<uint8_t>& w = d.w;
   const size_t xs = d.xq_stride;
@@ -270,7 +272,9 @@ void BM_PanelX8InL1(benchmark::State& state) {
   state.SetLabel(std::string(TypeName(type)) + " panel of " + std::to_string(nc) + " " +
                  Kernels().name);
 }
-BENCHMARK(BM_PanelX8InL1)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PanelX8InL1)
+    ->ArgsProduct({{0, 1, 2}, {8, 16}})
+    ->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 void BM_ReadBandwidth(benchmark::State& state) {
   double gbs = 0;

@@ -132,6 +132,30 @@ static inline __m512 Bcast8Ps(const float* p) {
   return _mm512_castsi512_ps(Bcast8(p));
 }
 
+// Group blocks the panel tiles decode at a time (PanelTileH).
+constexpr int kPanelChunk = 16;
+// Prefetch distance of the panel tiles past the next chunk, in bytes.
+constexpr int64_t kChunkAhead = 1024;
+
+// Prefetches the group block kPanelChunk blocks plus kChunkAhead bytes past gb
+// (integer arithmetic: the address may lie past the matrix; a prefetch
+// never faults). Issued from the products' loop, not the decoding one: the
+// decoding loop reads a whole chunk in a burst, and prefetches issued there
+// left memory idle while the products ran. Spread over the products, the
+// next chunk's lines arrive while this one's are multiplied; measured side
+// by side on a Zen 5 (weft bench model, 4 alternating runs each, medians),
+// Gemma 3 270M's decode step took ~14% less time at B = 8 and ~6% at 16.
+template <int kGB>
+static inline void PrefetchNextChunk(const uint8_t* gb) {
+#pragma GCC unroll 8
+  for (int off = 0; off < kGB; off += 64) {
+    _mm_prefetch(
+        reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(gb) +
+                                      kPanelChunk * kGB + kChunkAhead + off),
+        _MM_HINT_T0);
+  }
+}
+
 // One x8 group of format F (nr <= 8 rows) against the first H halves of a
 // panel (nc <= 8 H rows).
 template <X8Fmt F, int H>
@@ -161,14 +185,13 @@ static void PanelTileH(int64_t k, const uint8_t* g, int nr, const int8_t* qs,
   // products that read them back as broadcasts (a broadcast load takes a
   // load port only, where the compiler's register shuffles would take the
   // vector ports, and a load right after its store could wait on it).
-  constexpr int kChunk = 16;
+  constexpr int kChunk = kPanelChunk;
   alignas(64) int32_t u[kChunk][8 * 8];
   alignas(64) float dw[kChunk][8];
   for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kChunk, nb - b0));
     for (int i = 0; i < n; ++i) {
       const uint8_t* gb = g + (b0 + i) * kGB;
-      avx2::PrefetchAhead<kGB>(gb);
       _mm256_store_ps(dw[i], _mm256_cvtph_ps(_mm_loadu_si128(
                                  reinterpret_cast<const __m128i*>(gb))));
       UnsignedCodes<F>(gb, u[i]);
@@ -176,6 +199,7 @@ static void PanelTileH(int64_t k, const uint8_t* g, int nr, const int8_t* qs,
     asm volatile("" : "+m"(u), "+m"(dw));
     for (int i = 0; i < n; ++i) {
       const int64_t b = b0 + i;
+      PrefetchNextChunk<kGB>(g + b * kGB);
       // 8 vpdpbusd chains: two halves, or one half's even and odd j (added
       // at the end of the block).
       __m512i s[2][4];
