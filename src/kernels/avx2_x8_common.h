@@ -68,6 +68,49 @@ static inline void Nibbles(const uint8_t* gb, __m256i* lo, __m256i* hi) {
   }
 }
 
+// Q4_K group super-block (packed_x8.h): the 6-bit scales of sub-blocks
+// 2c (*even) and 2c + 1 (*odd) of chunk c, each row's in its int32 lane.
+static inline void Q4KChunkScales(const uint8_t* gb, int c, __m256i* even,
+                                  __m256i* odd) {
+  *even = _mm256_cvtepu8_epi32(
+      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(gb + 32 + 16 * c)));
+  *odd = _mm256_cvtepu8_epi32(
+      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(gb + 40 + 16 * c)));
+}
+
+// Q4_K: sum_s min_s * asum_s per row in int32 (bs: the column's 16
+// sub-block sums of 16), the mins' integer part.
+static inline __m256i Q4KScaledMins(const uint8_t* gb, const int16_t* bs) {
+  __m256i msum = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; ++p) {
+    // (asum of sub-block 2p, of 2p+1) as one int16 pair.
+    const uint32_t lo = static_cast<uint16_t>(bs[4 * p] + bs[4 * p + 1]);
+    const uint32_t hi = static_cast<uint16_t>(bs[4 * p + 2] + bs[4 * p + 3]);
+    const __m256i m16 = _mm256_cvtepu8_epi16(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 96 + 16 * p)));
+    msum = _mm256_add_epi32(
+        msum,
+        _mm256_madd_epi16(
+            m16, _mm256_set1_epi32(static_cast<int32_t>(lo | (hi << 16)))));
+  }
+  return msum;
+}
+
+// Q4_K: one super-block's float step for a column with activation scale
+// da (dw, dm: the rows' d and dmin; isum: sum_s sc_s * dot_s, msum:
+// Q4KScaledMins): the operations every Q4_K x8 tile does per pair, and so
+// the bits they give.
+static inline void Q4KAccumulate(__m256 dw, __m256 dm, __m256i isum,
+                                 __m256i msum, float da, __m256* acc,
+                                 __m256* accm) {
+  const __m256 vda = _mm256_set1_ps(da);
+  *acc =
+      _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, vda), *acc);
+  *accm =
+      _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dm, vda), *accm);
+}
+
 using x86::Bcast4;
 using x86::PinOrder;
 

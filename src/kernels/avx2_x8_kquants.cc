@@ -60,10 +60,8 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
     }
 #pragma GCC unroll 1
     for (int chunk = 0; chunk < 4; ++chunk) {
-      const __m256i sca = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
-          reinterpret_cast<const __m128i*>(gb + 32 + 16 * chunk)));
-      const __m256i scb = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
-          reinterpret_cast<const __m128i*>(gb + 40 + 16 * chunk)));
+      __m256i sca, scb;
+      Q4KChunkScales(gb, chunk, &sca, &scb);
       const __m256i sc_lo = _mm256_or_si256(sca, _mm256_slli_epi32(sca, 16));
       const __m256i sc_hi = _mm256_or_si256(scb, _mm256_slli_epi32(scb, 16));
       __m256i s_lo[RC], s_hi[RC];
@@ -100,26 +98,8 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
 #pragma GCC unroll 4
     for (int c = 0; c < RC; ++c) {
-      const int16_t* bs = xb[c][b].bsums;
-      __m256i msum = _mm256_setzero_si256();
-#pragma GCC unroll 4
-      for (int p = 0; p < 4; ++p) {
-        // (asum of sub-block 2p, of 2p+1) as one int16 pair.
-        const uint32_t lo = static_cast<uint16_t>(bs[4 * p] + bs[4 * p + 1]);
-        const uint32_t hi =
-            static_cast<uint16_t>(bs[4 * p + 2] + bs[4 * p + 3]);
-        const __m256i m16 = _mm256_cvtepu8_epi16(_mm_loadu_si128(
-            reinterpret_cast<const __m128i*>(gb + 96 + 16 * p)));
-        msum = _mm256_add_epi32(
-            msum,
-            _mm256_madd_epi16(
-                m16, _mm256_set1_epi32(static_cast<int32_t>(lo | (hi << 16)))));
-      }
-      const __m256 vda = _mm256_set1_ps(xb[c][b].d);
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]),
-                               _mm256_mul_ps(dw, vda), acc[c]);
-      accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum),
-                                _mm256_mul_ps(dm, vda), accm[c]);
+      Q4KAccumulate(dw, dm, isum[c], Q4KScaledMins(gb, xb[c][b].bsums),
+                    xb[c][b].d, &acc[c], &accm[c]);
     }
   }
 #pragma GCC unroll 4

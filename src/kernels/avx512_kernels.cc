@@ -15,6 +15,7 @@
 #include "kernels/avx2_internal.h"
 #include "kernels/simd_x86.h"
 #include "kernels/x8_vnni_impl.h"
+#include "util/check.h"
 #include "tensor/blocks.h"
 
 // GCC 12's avx512fintrin.h builds casts and reductions on
@@ -290,15 +291,19 @@ void Fill(KernelTable* t, bool bf16) {
   } else {
     set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadBF16>::K>);
   }
-  // The x8 layout's 32-element formats with vpdpbusd (x8_vnni_impl.h); the
-  // K-quant x8 tiles stay AVX2's.
-  auto set_x8 = [t, q8](WeightFormat f, TileFn tile) {
+  // The x8 layout's 32-element formats and Q4_K with vpdpbusd
+  // (x8_vnni_impl.h); Q6_K's x8 tile stays AVX2's.
+  auto set_x8 = [t](WeightFormat f, ActFormat act, QuantizeActFn q, TileFn tile) {
     t->matmul_x8[static_cast<int>(f)] =
-        MatMulKernel{ActFormat::kQ8x32, q8, nullptr, tile, kX8Rows, x8_vnni::kCols};
+        MatMulKernel{act, q, nullptr, tile, kX8Rows, x8_vnni::kCols};
   };
-  set_x8(WeightFormat::kQ4_0, x8_vnni::TileN<X8Fmt::kQ4_0>);
-  set_x8(WeightFormat::kQ5_0, x8_vnni::TileN<X8Fmt::kQ5_0>);
-  set_x8(WeightFormat::kQ8_0, x8_vnni::TileN<X8Fmt::kQ8_0>);
+  set_x8(WeightFormat::kQ4_0, ActFormat::kQ8x32, q8, x8_vnni::TileN<X8Fmt::kQ4_0>);
+  set_x8(WeightFormat::kQ5_0, ActFormat::kQ8x32, q8, x8_vnni::TileN<X8Fmt::kQ5_0>);
+  set_x8(WeightFormat::kQ8_0, ActFormat::kQ8x32, q8, x8_vnni::TileN<X8Fmt::kQ8_0>);
+  // Q8_K activations as the AVX2 Q4_K x8 entry quantizes them.
+  const MatMulKernel& q4k = t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)];
+  CHECK(q4k.act == ActFormat::kQ8K && q4k.quantize != nullptr);
+  set_x8(WeightFormat::kQ4_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::TileNQ4K);
   FillPanels(t);  // avx512_panels.cc, over the x8 entries above
   t->read_bytes = ReadBytes;
   // vpdpbusd and zmm FMAs outrun the AVX2 sequences: no ceiling to report.

@@ -1,9 +1,9 @@
 // The x8 tiles with VNNI (vpdpbusd on ymm: AVX512_VNNI + AVX512VL) for the
-// 32-element formats, for the AVX-512 table. vpdpbusd multiplies unsigned
-// by signed bytes and adds each 4 products into an int32 lane, with no
-// int16 step. The codes go in unsigned against the signed activations:
-// Q4_0's and Q5_0's as they are (0..15, 0..31, decoded as the AVX2 tiles
-// do), Q8_0's as u = w + 128 (the byte with its sign bit flipped). The
+// 32-element formats and Q4_K (TileQ4K, below), for the AVX-512 table. vpdpbusd
+// multiplies unsigned by signed bytes and adds each 4 products into an int32
+// lane, with no int16 step. The codes go in unsigned against the signed
+// activations: Q4_0's and Q5_0's as they are (0..15, 0..31, decoded as the AVX2
+// tiles do), Q8_0's as u = w + 128 (the byte with its sign bit flipped). The
 // offset comes off in float through the activations' block sums, as in
 // the AVX2 Q4_0 / Q5_0 tiles (avx2_x8.cc):
 //   acc = fma(float(sum u*x), dw * dx, acc);  corr = fma(dw, dx * sum x, corr)
@@ -28,7 +28,6 @@
 
 #include <cstddef>
 #include <cstdint>
-
 #include <type_traits>
 
 #include "kernels/avx2_x8_common.h"
@@ -36,6 +35,7 @@
 #include "kernels/packed_x8.h"
 #include "kernels/simd_x86.h"
 #include "kernels/x8_internal.h"
+#include "tensor/blocks.h"
 
 namespace weft::kernels::x8_vnni {
 
@@ -109,9 +109,77 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
     }
   }
   for (int c = 0; c < RC; ++c) {
-    const __m256 v =
-        _mm256_fnmadd_ps(_mm256_set1_ps(kOffset), corr[c], acc[c]);
+    const __m256 v = _mm256_fnmadd_ps(_mm256_set1_ps(kOffset), corr[c], acc[c]);
     avx2::StoreRows(v, nr, y + c * y_stride);
+  }
+}
+
+// Q4_K against Q8_K activations (packed_x8.h's Q4_K layout): the AVX2
+// tile's integers (avx2_x8_kquants.cc, TileX8Q4K) by vpdpbusd. Per chunk c
+// and column, the 8 low-nibble vpdpbusd give each row's dot over sub-block
+// 2c in int32 and the 8 high-nibble ones sub-block 2c + 1's, each times
+// the row's scale (vpmulld) where the AVX2 tile sums maddubs pairs in
+// int16 and madds them with the scale: the same exact integer isum
+// (|dot| <= 32 * 15 * 128), and the same float step (Q4KAccumulate), so
+// the outputs are bitwise the AVX2 tile's.
+template <int RC>
+static void TileQ4K(int64_t k, const void* w, int nr, const void* xq,
+                    size_t xq_stride, float* y, size_t y_stride) {
+  constexpr int kGB = kX8Rows * static_cast<int>(kX8Q4KBlockBytes);
+  const int64_t nb = k / 256;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  const BlockQ8_K* xb[RC];
+  for (int c = 0; c < RC; ++c) {
+    xb[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) +
+                                               c * xq_stride);
+  }
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  __m256 acc[RC], accm[RC];
+  for (int c = 0; c < RC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* gb = g + b * kGB;
+    avx2::PrefetchAhead<kGB>(gb);
+    __m256i isum[RC];
+    for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int chunk = 0; chunk < 4; ++chunk) {
+      __m256i sca, scb;
+      avx2::Q4KChunkScales(gb, chunk, &sca, &scb);
+      __m256i s_lo[RC], s_hi[RC];
+      for (int c = 0; c < RC; ++c) {
+        s_lo[c] = s_hi[c] = _mm256_setzero_si256();
+      }
+      const uint8_t* q = gb + 160 + 256 * chunk;
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const __m256i v =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * j));
+        const __m256i lo = _mm256_and_si256(v, m4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        for (int c = 0; c < RC; ++c) {
+          const int8_t* a = xb[c][b].qs + 64 * chunk + 4 * j;
+          s_lo[c] = _mm256_dpbusd_epi32(s_lo[c], lo, Bcast4(a));
+          s_hi[c] = _mm256_dpbusd_epi32(s_hi[c], hi, Bcast4(a + 32));
+        }
+      }
+      for (int c = 0; c < RC; ++c) {
+        isum[c] = _mm256_add_epi32(
+            isum[c], _mm256_add_epi32(_mm256_mullo_epi32(s_lo[c], sca),
+                                      _mm256_mullo_epi32(s_hi[c], scb)));
+      }
+    }
+    const __m256 dw =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+    const __m256 dm = _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
+    for (int c = 0; c < RC; ++c) {
+      avx2::Q4KAccumulate(dw, dm, isum[c],
+                          avx2::Q4KScaledMins(gb, xb[c][b].bsums), xb[c][b].d,
+                          &acc[c], &accm[c]);
+    }
+  }
+  for (int c = 0; c < RC; ++c) {
+    avx2::StoreRows(_mm256_sub_ps(acc[c], accm[c]), nr, y + c * y_stride);
   }
 }
 
@@ -125,6 +193,16 @@ static void TileN(int64_t k, const void* w, size_t /*w_stride*/, int nr,
                   size_t y_stride) {
   WithCols<kCols>(nc, [&](auto rc) {
     Tile<F, decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
+}
+
+// The TileFn entry for Q4_K (nc <= kCols activation rows).
+[[maybe_unused]] static void TileNQ4K(int64_t k, const void* w,
+                                      size_t /*w_stride*/, int nr,
+                                      const void* xq, size_t xq_stride, int nc,
+                                      float* y, size_t y_stride) {
+  WithCols<kCols>(nc, [&](auto rc) {
+    TileQ4K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
   });
 }
 

@@ -96,18 +96,22 @@ std::string Name(GgmlType t, int64_t m, int64_t k, bool x8) {
                    static_cast<long long>(k));
 }
 
-// The VNNI Q4_0 / Q5_0 x8 tiles compute the AVX2 tiles' exact integer
-// block sums and then the same float operations (x8_vnni_impl.h): the
-// AVX2 table's bits, for every M (the AVX2 Q5_0 tile switches to its wide
-// form above 4 rows).
-TEST(Avx512EmulatedTest, VnniQ4Q5TilesGiveTheAvx2Bits) {
+// The VNNI Q4_0 / Q5_0 / Q4_K x8 tiles compute the AVX2 tiles' exact
+// integer block sums and then the same float operations (x8_vnni_impl.h):
+// the AVX2 table's bits, for every M (the AVX2 Q5_0 tile switches to its
+// wide form above 4 rows; the AVX2 Q4_K tile takes 3 rows a call, the VNNI
+// one 4).
+TEST(Avx512EmulatedTest, VnniTilesGiveTheAvx2Bits) {
   if (!IsaSupported(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
   const KernelTable& avx2 = GetKernels(Isa::kAvx2);
   const KernelTable& emu = EmulatedAvx512Table();
   uint32_t seed = 7300;
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0}) {
-    for (int64_t k : {32, 608, 2144}) {
-      for (int64_t m : {1, 3, 4, 5, 17}) {
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ4_K}) {
+    const std::vector<int64_t> ks = type == GgmlType::kQ4_K
+                                        ? std::vector<int64_t>{256, 768, 2304}
+                                        : std::vector<int64_t>{32, 608, 2144};
+    for (int64_t k : ks) {
+      for (int64_t m : {1, 3, 4, 5, 7, 17}) {
         Problem p = MakeProblem(type, m, 67, k, seed++);
         EXPECT_EQ(RunMatMul(emu, p, nullptr, true),
                   RunMatMul(avx2, p, nullptr, true))
@@ -126,15 +130,18 @@ TEST(Avx512EmulatedTest, NativeTableMatchesEmulation) {
   const KernelTable& emu = EmulatedAvx512Table();
   uint32_t seed = 7200;
   const GgmlType types[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
-                            GgmlType::kF32, GgmlType::kF16};
+                            GgmlType::kF32,  GgmlType::kF16,  GgmlType::kQ4_K};
   for (GgmlType type : types) {
-    for (int64_t k : {32, 608, 2144}) {
+    const std::vector<int64_t> ks = type == GgmlType::kQ4_K
+                                        ? std::vector<int64_t>{256, 2304}
+                                        : std::vector<int64_t>{32, 608, 2144};
+    for (int64_t k : ks) {
       for (int64_t m : {1, 4, 17}) {
         Problem p = MakeProblem(type, m, 67, k, seed++);
         EXPECT_EQ(RunMatMul(native, p, nullptr), RunMatMul(emu, p, nullptr))
             << Name(type, m, k, false);
         if (type == GgmlType::kQ4_0 || type == GgmlType::kQ5_0 ||
-            type == GgmlType::kQ8_0) {
+            type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K) {
           EXPECT_EQ(RunMatMul(native, p, nullptr, true),
                     RunMatMul(emu, p, nullptr, true))
               << Name(type, m, k, true);
