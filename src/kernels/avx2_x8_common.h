@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/packed_x8.h"
 #include "kernels/simd_x86.h"
@@ -68,6 +69,9 @@ static inline void Nibbles(const uint8_t* gb, __m256i* lo, __m256i* hi) {
   }
 }
 
+using x86::Bcast4;
+using x86::PinOrder;
+
 // Q4_K group super-block (packed_x8.h): the 6-bit scales of sub-blocks
 // 2c (*even) and 2c + 1 (*odd) of chunk c, each row's in its int32 lane.
 static inline void Q4KChunkScales(const uint8_t* gb, int c, __m256i* even,
@@ -111,7 +115,70 @@ static inline void Q4KAccumulate(__m256 dw, __m256 dm, __m256i isum,
       _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dm, vda), *accm);
 }
 
-using x86::Bcast4;
-using x86::PinOrder;
+// Q6_K group super-block pieces (packed_x8.h), shared by the AVX2 tiles
+// (TileX8Q6K, TileX8Q6KWide) and the VNNI one (x8_vnni_impl.h).
+
+// The int8 scales of sub-blocks 2p (`even`) and 2p + 1 (`odd`), each row's
+// in both int16 halves of its lane.
+static inline void Q6KScales(const uint8_t* gb, int p, __m256i* even,
+                             __m256i* odd) {
+  const __m256i pair = _mm256_cvtepi8_epi16(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * p)));
+  *even = _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(pair, 0xa0), 0xa0);
+  *odd = _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(pair, 0xf5), 0xf5);
+}
+
+// The 6-bit codes of sub-block s: vectors 0..3 (elements 16s + 4j ..).
+struct Q6KCodes {
+  __m256i c0, c1, c2, c3;
+};
+
+static inline Q6KCodes Q6KDecode(const uint8_t* gb, int s) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i m30 = _mm256_set1_epi8(0x30);
+  const uint8_t* sub = gb + kX8Q6KCodes + 96 * s;
+  const __m256i la = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub));
+  const __m256i lb =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub + 32));
+  const __m256i hb =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sub + 64));
+  return {_mm256_or_si256(_mm256_and_si256(la, m4),
+                          _mm256_and_si256(_mm256_slli_epi16(hb, 4), m30)),
+          _mm256_or_si256(_mm256_and_si256(lb, m4),
+                          _mm256_and_si256(_mm256_slli_epi16(hb, 2), m30)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(la, 4), m4),
+                          _mm256_and_si256(hb, m30)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lb, 4), m4),
+                          _mm256_and_si256(_mm256_srli_epi16(hb, 2), m30))};
+}
+
+// sc * (the sub-block's codes . a), per row in int32 (a: its 16 int8
+// activations).
+static inline __m256i Q6KSubDot(const Q6KCodes& q, __m256i sc,
+                                const int8_t* a) {
+  const __m256i t0 =
+      _mm256_add_epi16(_mm256_maddubs_epi16(q.c0, Bcast4(a)),
+                       _mm256_maddubs_epi16(q.c1, Bcast4(a + 4)));
+  const __m256i t1 =
+      _mm256_add_epi16(_mm256_maddubs_epi16(q.c2, Bcast4(a + 8)),
+                       _mm256_maddubs_epi16(q.c3, Bcast4(a + 12)));
+  return _mm256_add_epi32(_mm256_madd_epi16(t0, sc), _mm256_madd_epi16(t1, sc));
+}
+
+// sum_s sc_s * asum_s per row (bsums: the column's 16 sub-block sums): the
+// -32 offset's integer part.
+static inline __m256i Q6KScaledAsums(const uint8_t* gb, const int16_t* bsums) {
+  __m256i msum = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int p = 0; p < 8; ++p) {
+    const __m256i pair = _mm256_cvtepi8_epi16(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * p)));
+    int32_t bpair;  // (asum of sub-block 2p, of 2p+1) as one int16 pair
+    std::memcpy(&bpair, bsums + 2 * p, 4);
+    msum = _mm256_add_epi32(msum,
+                            _mm256_madd_epi16(pair, _mm256_set1_epi32(bpair)));
+  }
+  return msum;
+}
 
 }  // namespace weft::kernels::avx2

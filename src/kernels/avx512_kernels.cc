@@ -291,8 +291,8 @@ void Fill(KernelTable* t, bool bf16) {
   } else {
     set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadBF16>::K>);
   }
-  // The x8 layout's 32-element formats and Q4_K with vpdpbusd
-  // (x8_vnni_impl.h); Q6_K's x8 tile stays AVX2's.
+  // The x8 layout's 32-element formats and K-quants with vpdpbusd
+  // (x8_vnni_impl.h).
   auto set_x8 = [t](WeightFormat f, ActFormat act, QuantizeActFn q, TileFn tile) {
     t->matmul_x8[static_cast<int>(f)] =
         MatMulKernel{act, q, nullptr, tile, kX8Rows, x8_vnni::kCols};
@@ -300,10 +300,11 @@ void Fill(KernelTable* t, bool bf16) {
   set_x8(WeightFormat::kQ4_0, ActFormat::kQ8x32, q8, x8_vnni::TileN<X8Fmt::kQ4_0>);
   set_x8(WeightFormat::kQ5_0, ActFormat::kQ8x32, q8, x8_vnni::TileN<X8Fmt::kQ5_0>);
   set_x8(WeightFormat::kQ8_0, ActFormat::kQ8x32, q8, x8_vnni::TileN<X8Fmt::kQ8_0>);
-  // Q8_K activations as the AVX2 Q4_K x8 entry quantizes them.
+  // Q8_K activations as the AVX2 K-quant x8 entries quantize them.
   const MatMulKernel& q4k = t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)];
   CHECK(q4k.act == ActFormat::kQ8K && q4k.quantize != nullptr);
   set_x8(WeightFormat::kQ4_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::TileNQ4K);
+  set_x8(WeightFormat::kQ6_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::TileNQ6K);
   FillPanels(t);  // avx512_panels.cc, over the x8 entries above
   t->read_bytes = ReadBytes;
   // vpdpbusd and zmm FMAs outrun the AVX2 sequences: no ceiling to report.

@@ -1,5 +1,6 @@
 // The x8 tiles with VNNI (vpdpbusd on ymm: AVX512_VNNI + AVX512VL) for the
-// 32-element formats and Q4_K (TileQ4K, below), for the AVX-512 table. vpdpbusd
+// 32-element formats and the K-quants (TileQ4K, TileQ6K, below), for the
+// AVX-512 table. vpdpbusd
 // multiplies unsigned by signed bytes and adds each 4 products into an int32
 // lane, with no int16 step. The codes go in unsigned against the signed
 // activations: Q4_0's and Q5_0's as they are (0..15, 0..31, decoded as the AVX2
@@ -183,6 +184,68 @@ static void TileQ4K(int64_t k, const void* w, int nr, const void* xq,
   }
 }
 
+// Q6_K against Q8_K activations (packed_x8.h's Q6_K layout): the AVX2
+// tiles' integers (avx2_x8_kquants.cc, TileX8Q6K / TileX8Q6KWide) by
+// vpdpbusd. Per sub-block and column, 4 vpdpbusd give each row's dot of
+// its 16 unsigned 6-bit codes in int32, times the row's int8 scale
+// (vpmulld), where the AVX2 tiles sum maddubs pairs in int16 and madd them
+// with the scale: the same exact isum (|dot| <= 16 * 63 * 128), the same
+// -32 offset through the bsums and the same float step, so the outputs are
+// bitwise the AVX2 tiles'.
+template <int RC>
+static void TileQ6K(int64_t k, const void* w, int nr, const void* xq,
+                    size_t xq_stride, float* y, size_t y_stride) {
+  constexpr int kGB = kX8Rows * static_cast<int>(sizeof(BlockQ6_K));
+  const int64_t nb = k / kQK_K;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  const BlockQ8_K* xb[RC];
+  for (int c = 0; c < RC; ++c) {
+    xb[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) +
+                                               c * xq_stride);
+  }
+  __m256 acc[RC];
+  for (int c = 0; c < RC; ++c) acc[c] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* gb = g + b * kGB;
+    avx2::PrefetchAhead<kGB>(gb);
+    __m256i isum[RC];
+    for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int p = 0; p < 8; ++p) {
+      // Row r's int8 scales of sub-blocks 2p, 2p + 1 as int16 in lane r.
+      const __m256i pair = _mm256_cvtepi8_epi16(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * p)));
+      const __m256i sc[2] = {_mm256_srai_epi32(_mm256_slli_epi32(pair, 16), 16),
+                             _mm256_srai_epi32(pair, 16)};
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const int s = 2 * p + h;
+        const avx2::Q6KCodes q = avx2::Q6KDecode(gb, s);
+        for (int c = 0; c < RC; ++c) {
+          const int8_t* a = xb[c][b].qs + 16 * s;
+          __m256i d =
+              _mm256_dpbusd_epi32(_mm256_setzero_si256(), q.c0, Bcast4(a));
+          d = _mm256_dpbusd_epi32(d, q.c1, Bcast4(a + 4));
+          d = _mm256_dpbusd_epi32(d, q.c2, Bcast4(a + 8));
+          d = _mm256_dpbusd_epi32(d, q.c3, Bcast4(a + 12));
+          isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(d, sc[h]));
+        }
+      }
+    }
+    const __m256 dw =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+    for (int c = 0; c < RC; ++c) {
+      const __m256i total = _mm256_sub_epi32(
+          isum[c],
+          _mm256_slli_epi32(avx2::Q6KScaledAsums(gb, xb[c][b].bsums), 5));
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),
+                               _mm256_mul_ps(dw, _mm256_set1_ps(xb[c][b].d)),
+                               acc[c]);
+    }
+  }
+  for (int c = 0; c < RC; ++c) avx2::StoreRows(acc[c], nr, y + c * y_stride);
+}
+
 // Activation rows per call.
 constexpr int kCols = 4;
 
@@ -203,6 +266,16 @@ static void TileN(int64_t k, const void* w, size_t /*w_stride*/, int nr,
                                       float* y, size_t y_stride) {
   WithCols<kCols>(nc, [&](auto rc) {
     TileQ4K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
+}
+
+// The TileFn entry for Q6_K (nc <= kCols activation rows).
+[[maybe_unused]] static void TileNQ6K(int64_t k, const void* w,
+                                      size_t /*w_stride*/, int nr,
+                                      const void* xq, size_t xq_stride, int nc,
+                                      float* y, size_t y_stride) {
+  WithCols<kCols>(nc, [&](auto rc) {
+    TileQ6K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
   });
 }
 

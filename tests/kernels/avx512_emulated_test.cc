@@ -96,18 +96,19 @@ std::string Name(GgmlType t, int64_t m, int64_t k, bool x8) {
                    static_cast<long long>(k));
 }
 
-// The VNNI Q4_0 / Q5_0 / Q4_K x8 tiles compute the AVX2 tiles' exact
-// integer block sums and then the same float operations (x8_vnni_impl.h):
-// the AVX2 table's bits, for every M (the AVX2 Q5_0 tile switches to its
-// wide form above 4 rows; the AVX2 Q4_K tile takes 3 rows a call, the VNNI
-// one 4).
+// The VNNI Q4_0 / Q5_0 / Q4_K / Q6_K x8 tiles compute the AVX2 tiles'
+// exact integer block sums and then the same float operations
+// (x8_vnni_impl.h): the AVX2 table's bits, for every M (the AVX2 Q5_0 and
+// Q6_K tiles switch to their wide forms above 4 and 3 rows; the AVX2 Q4_K
+// tile takes 3 rows a call, the VNNI ones 4).
 TEST(Avx512EmulatedTest, VnniTilesGiveTheAvx2Bits) {
   if (!IsaSupported(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
   const KernelTable& avx2 = GetKernels(Isa::kAvx2);
   const KernelTable& emu = EmulatedAvx512Table();
   uint32_t seed = 7300;
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ4_K}) {
-    const std::vector<int64_t> ks = type == GgmlType::kQ4_K
+  for (GgmlType type :
+       {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+    const std::vector<int64_t> ks = TypeTraits(type).block_size == 256
                                         ? std::vector<int64_t>{256, 768, 2304}
                                         : std::vector<int64_t>{32, 608, 2144};
     for (int64_t k : ks) {
@@ -130,9 +131,10 @@ TEST(Avx512EmulatedTest, NativeTableMatchesEmulation) {
   const KernelTable& emu = EmulatedAvx512Table();
   uint32_t seed = 7200;
   const GgmlType types[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
-                            GgmlType::kF32,  GgmlType::kF16,  GgmlType::kQ4_K};
+                            GgmlType::kF32,  GgmlType::kF16,  GgmlType::kQ4_K,
+                            GgmlType::kQ6_K};
   for (GgmlType type : types) {
-    const std::vector<int64_t> ks = type == GgmlType::kQ4_K
+    const std::vector<int64_t> ks = TypeTraits(type).block_size == 256
                                         ? std::vector<int64_t>{256, 2304}
                                         : std::vector<int64_t>{32, 608, 2144};
     for (int64_t k : ks) {
@@ -141,7 +143,8 @@ TEST(Avx512EmulatedTest, NativeTableMatchesEmulation) {
         EXPECT_EQ(RunMatMul(native, p, nullptr), RunMatMul(emu, p, nullptr))
             << Name(type, m, k, false);
         if (type == GgmlType::kQ4_0 || type == GgmlType::kQ5_0 ||
-            type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K) {
+            type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K ||
+            type == GgmlType::kQ6_K) {
           EXPECT_EQ(RunMatMul(native, p, nullptr, true),
                     RunMatMul(emu, p, nullptr, true))
               << Name(type, m, k, true);
