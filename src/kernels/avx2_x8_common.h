@@ -13,6 +13,7 @@
 #include "kernels/packed_x8.h"
 #include "kernels/simd_x86.h"
 #include "kernels/x8_internal.h"
+#include "tensor/blocks.h"
 
 namespace weft::kernels::avx2 {
 
@@ -23,15 +24,15 @@ constexpr int kX8WideCols = 16;
 // Software prefetch distance in bytes along the group's stream.
 constexpr size_t kAhead = 2048;
 
-// Prefetches the kBytes of the group block kAhead bytes past gb, one
-// line at a time (integer arithmetic: the address may lie past the matrix;
-// a prefetch never faults, but a pointer may not point there).
-template <int kBytes>
+// Prefetches the kBytes of the group block kDist bytes past gb, one line
+// at a time (integer arithmetic: the address may lie past the matrix; a
+// prefetch never faults, but a pointer may not point there).
+template <int kBytes, size_t kDist = kAhead>
 static inline void PrefetchAhead(const uint8_t* gb) {
 #pragma GCC unroll 20
   for (int off = 0; off < kBytes; off += 64) {
     _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(gb) +
-                                               kAhead + off),
+                                               kDist + off),
                  _MM_HINT_T0);
   }
 }
@@ -72,6 +73,18 @@ static inline void Nibbles(const uint8_t* gb, __m256i* lo, __m256i* hi) {
 using x86::Bcast4;
 using x86::PinOrder;
 
+// The Q8_K blocks of RC activation rows xq_stride bytes apart: xb[c] is
+// row c's (the K-quant x8 tiles' columns).
+template <int RC>
+static inline void Q8KColumns(const void* xq, size_t xq_stride,
+                              const BlockQ8_K** xb) {
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    xb[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) +
+                                               c * xq_stride);
+  }
+}
+
 // Q4_K group super-block (packed_x8.h): the 6-bit scales of sub-blocks
 // 2c (*even) and 2c + 1 (*odd) of chunk c, each row's in its int32 lane.
 static inline void Q4KChunkScales(const uint8_t* gb, int c, __m256i* even,
@@ -101,18 +114,26 @@ static inline __m256i Q4KScaledMins(const uint8_t* gb, const int16_t* bs) {
   return msum;
 }
 
-// Q4_K: one super-block's float step for a column with activation scale
-// da (dw, dm: the rows' d and dmin; isum: sum_s sc_s * dot_s, msum:
-// Q4KScaledMins): the operations every Q4_K x8 tile does per pair, and so
-// the bits they give.
-static inline void Q4KAccumulate(__m256 dw, __m256 dm, __m256i isum,
-                                 __m256i msum, float da, __m256* acc,
-                                 __m256* accm) {
-  const __m256 vda = _mm256_set1_ps(da);
-  *acc =
-      _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, vda), *acc);
-  *accm =
-      _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dm, vda), *accm);
+// Q4_K: super-block b's float step for RC columns (xb: Q8KColumns; isum[c]:
+// column c's sum_s sc_s * dot_s per row): the operations every Q4_K x8 tile
+// does per pair, and so the bits they give.
+template <int RC>
+static inline void Q4KFinishBlock(const uint8_t* gb, const BlockQ8_K* const* xb,
+                                  int64_t b, const __m256i* isum, __m256* acc,
+                                  __m256* accm) {
+  const __m256 dw =
+      _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+  const __m256 dm = _mm256_cvtph_ps(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    const __m256i msum = Q4KScaledMins(gb, xb[c][b].bsums);
+    const __m256 vda = _mm256_set1_ps(xb[c][b].d);
+    acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]),
+                             _mm256_mul_ps(dw, vda), acc[c]);
+    accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dm, vda),
+                              accm[c]);
+  }
 }
 
 // Q6_K group super-block pieces (packed_x8.h), shared by the AVX2 tiles

@@ -39,11 +39,7 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
   const int64_t nb = k / 256;
   const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
-#pragma GCC unroll 4
-  for (int c = 0; c < RC; ++c) {
-    xb[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) +
-                                               c * xq_stride);
-  }
+  Q8KColumns<RC>(xq, xq_stride, xb);
   const __m256i m4 = _mm256_set1_epi8(0x0f);
   __m256 acc[RC], accm[RC];
 #pragma GCC unroll 4
@@ -92,15 +88,7 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
                                       _mm256_madd_epi16(s_hi[c], sc_hi)));
       }
     }
-    const __m256 dw =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
-    const __m256 dm = _mm256_cvtph_ps(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
-#pragma GCC unroll 4
-    for (int c = 0; c < RC; ++c) {
-      Q4KAccumulate(dw, dm, isum[c], Q4KScaledMins(gb, xb[c][b].bsums),
-                    xb[c][b].d, &acc[c], &accm[c]);
-    }
+    Q4KFinishBlock<RC>(gb, xb, b, isum, acc, accm);
   }
 #pragma GCC unroll 4
   for (int c = 0; c < RC; ++c) {
@@ -123,11 +111,7 @@ void TileX8Q6K(int64_t k, const void* w, int nr, const void* xq,
   const int64_t nb = k / kQK_K;
   const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
-#pragma GCC unroll 4
-  for (int c = 0; c < RC; ++c) {
-    xb[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) +
-                                               c * xq_stride);
-  }
+  Q8KColumns<RC>(xq, xq_stride, xb);
   __m256 acc[RC];
 #pragma GCC unroll 4
   for (int c = 0; c < RC; ++c) acc[c] = _mm256_setzero_ps();

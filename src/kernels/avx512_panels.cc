@@ -135,26 +135,15 @@ static inline __m512 Bcast8Ps(const float* p) {
 // Group blocks the panel tiles decode at a time (PanelTileH).
 constexpr int kPanelChunk = 16;
 // Prefetch distance of the panel tiles past the next chunk, in bytes.
-constexpr int64_t kChunkAhead = 1024;
-
-// Prefetches the group block kPanelChunk blocks plus kChunkAhead bytes past gb
-// (integer arithmetic: the address may lie past the matrix; a prefetch
-// never faults). Issued from the products' loop, not the decoding one: the
-// decoding loop reads a whole chunk in a burst, and prefetches issued there
-// left memory idle while the products ran. Spread over the products, the
-// next chunk's lines arrive while this one's are multiplied; measured side
-// by side on a Zen 5 (weft bench model, 4 alternating runs each, medians),
-// Gemma 3 270M's decode step took ~14% less time at B = 8 and ~6% at 16.
-template <int kGB>
-static inline void PrefetchNextChunk(const uint8_t* gb) {
-#pragma GCC unroll 8
-  for (int off = 0; off < kGB; off += 64) {
-    _mm_prefetch(
-        reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(gb) +
-                                      kPanelChunk * kGB + kChunkAhead + off),
-        _MM_HINT_T0);
-  }
-}
+// The prefetches are issued from the products' loop, one group block each,
+// kPanelChunk blocks plus kChunkAhead bytes ahead, not from the decoding
+// one: the decoding loop reads a whole chunk in a burst, and prefetches
+// issued there left memory idle while the products ran. Spread over the
+// products, the next chunk's lines arrive while this one's are multiplied;
+// measured side by side on a Zen 5 (weft bench model, 4 alternating runs
+// each, medians), Gemma 3 270M's decode step took ~14% less time at B = 8
+// and ~6% at 16.
+constexpr size_t kChunkAhead = 1024;
 
 // One x8 group of format F (nr <= 8 rows) against the first H halves of a
 // panel (nc <= 8 H rows).
@@ -199,7 +188,7 @@ static void PanelTileH(int64_t k, const uint8_t* g, int nr, const int8_t* qs,
     asm volatile("" : "+m"(u), "+m"(dw));
     for (int i = 0; i < n; ++i) {
       const int64_t b = b0 + i;
-      PrefetchNextChunk<kGB>(g + b * kGB);
+      avx2::PrefetchAhead<kGB, kPanelChunk * kGB + kChunkAhead>(g + b * kGB);
       // 8 vpdpbusd chains: two halves, or one half's even and odd j (added
       // at the end of the block).
       __m512i s[2][4];

@@ -121,7 +121,7 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
 // 2c in int32 and the 8 high-nibble ones sub-block 2c + 1's, each times
 // the row's scale (vpmulld) where the AVX2 tile sums maddubs pairs in
 // int16 and madds them with the scale: the same exact integer isum
-// (|dot| <= 32 * 15 * 128), and the same float step (Q4KAccumulate), so
+// (|dot| <= 32 * 15 * 128), and the same float step (Q4KFinishBlock), so
 // the outputs are bitwise the AVX2 tile's.
 template <int RC>
 static void TileQ4K(int64_t k, const void* w, int nr, const void* xq,
@@ -130,10 +130,7 @@ static void TileQ4K(int64_t k, const void* w, int nr, const void* xq,
   const int64_t nb = k / 256;
   const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
-  for (int c = 0; c < RC; ++c) {
-    xb[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) +
-                                               c * xq_stride);
-  }
+  avx2::Q8KColumns<RC>(xq, xq_stride, xb);
   const __m256i m4 = _mm256_set1_epi8(0x0f);
   __m256 acc[RC], accm[RC];
   for (int c = 0; c < RC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
@@ -169,15 +166,7 @@ static void TileQ4K(int64_t k, const void* w, int nr, const void* xq,
                                       _mm256_mullo_epi32(s_hi[c], scb)));
       }
     }
-    const __m256 dw =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
-    const __m256 dm = _mm256_cvtph_ps(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
-    for (int c = 0; c < RC; ++c) {
-      avx2::Q4KAccumulate(dw, dm, isum[c],
-                          avx2::Q4KScaledMins(gb, xb[c][b].bsums), xb[c][b].d,
-                          &acc[c], &accm[c]);
-    }
+    avx2::Q4KFinishBlock<RC>(gb, xb, b, isum, acc, accm);
   }
   for (int c = 0; c < RC; ++c) {
     avx2::StoreRows(_mm256_sub_ps(acc[c], accm[c]), nr, y + c * y_stride);
@@ -199,10 +188,7 @@ static void TileQ6K(int64_t k, const void* w, int nr, const void* xq,
   const int64_t nb = k / kQK_K;
   const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
-  for (int c = 0; c < RC; ++c) {
-    xb[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) +
-                                               c * xq_stride);
-  }
+  avx2::Q8KColumns<RC>(xq, xq_stride, xb);
   __m256 acc[RC];
   for (int c = 0; c < RC; ++c) acc[c] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
