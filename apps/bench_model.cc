@@ -1,6 +1,8 @@
 // `weft bench model -m MODEL [--threads N] [--reps 5] [--json FILE]`
 // (also `weft bench-model ...`): llama-bench-style model throughput on the
-// fast kernels, with the machine's read bandwidth measured in the same run.
+// fast kernels, with the machine's read bandwidth measured in the same run
+// (before the tests, the roofline, and again after them: their spread is
+// how far a shared machine's bandwidth moved meanwhile).
 //
 //   pp512  prompt processing: one Forward of 512 tokens (tokens/s)
 //   tg128  generation: 128 one-token Forwards from an empty context
@@ -229,12 +231,12 @@ int RunBenchModel(int argc, char** argv) {
 
   // Bandwidth and compute ceilings first, with a pool of the same size
   // (then released).
+  kernels::ThreadPoolOptions probe_pool_options;
+  probe_pool_options.num_threads = static_cast<int>(threads);
   double bandwidth = 0;
   kernels::ComputePeaks peaks;
   {
-    kernels::ThreadPoolOptions po;
-    po.num_threads = static_cast<int>(threads);
-    kernels::ThreadPool pool(po);
+    kernels::ThreadPool pool(probe_pool_options);
     bandwidth = kernels::MeasureReadBandwidth(&pool);
     peaks = kernels::MeasureComputePeaks(&pool);
   }
@@ -404,6 +406,16 @@ int RunBenchModel(int argc, char** argv) {
     out["decode"] = curve;
   }
 
+  // The probe again after the tests: on a shared machine the two readings'
+  // spread shows how far the bandwidth moved during the run (the roofline
+  // columns use the first).
+  double bandwidth_after = 0;
+  {
+    kernels::ThreadPool pool(probe_pool_options);
+    bandwidth_after = kernels::MeasureReadBandwidth(&pool);
+  }
+  out["bandwidth_after_gbs"] = bandwidth_after;
+
   std::printf("## %s\n\n", CommandLine(argc, argv).c_str());
   std::printf("- commit: %s\n- model: %s (%s)\n- weights read per step: %s\n",
               WEFT_GIT_COMMIT, model_path.c_str(), c.Summary().c_str(),
@@ -413,7 +425,9 @@ int RunBenchModel(int argc, char** argv) {
               row_major ? "row-major" : "x8 where Q4_0/Q5_0/Q8_0/Q4_K/Q6_K",
               model::KvTypeName(*kv_type),
               static_cast<long long>(threads), static_cast<long long>(reps));
-  std::printf("- read bandwidth (same run): %.1f GB/s\n", bandwidth);
+  std::printf(
+      "- read bandwidth (same run): %.1f GB/s before the tests (the roofline), %.1f GB/s after\n",
+      bandwidth, bandwidth_after);
   if (peaks.measured()) {
     // % of a token's (and its logit row's) weight multiply-adds of one kind.
     auto share = [&](int k) {

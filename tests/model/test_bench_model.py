@@ -33,6 +33,7 @@ def test_json_and_table(tmp_path):
     assert "| decode B=4 |" in r.stdout and "read bandwidth (same run)" in r.stdout
     j = json.loads(out.read_text())
     assert j["bandwidth_gbs"] > 0 and j["weight_bytes_per_step"] > 0
+    assert j["bandwidth_after_gbs"] > 0
     assert j["pp"]["tokens"] == 32 and len(j["pp"]["samples_s"]) == 2
     assert j["tg"]["tokens"] == 8 and j["tg"]["roofline_pct"] > 0
     assert [d["batch"] for d in j["decode"]] == [1, 2, 4]
