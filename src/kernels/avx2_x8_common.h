@@ -202,4 +202,16 @@ static inline __m256i Q6KScaledAsums(const uint8_t* gb, const int16_t* bsums) {
   return msum;
 }
 
+// Q6_K: super-block b's float step for one column (xb: its Q8_K block;
+// isum: sum_s sc_s * dot_s per row; dw: the rows' d): the -32 offset in
+// integers, then the scale, as every Q6_K x8 tile does per pair, and so
+// the bits they give. Returns the new accumulator.
+static inline __m256 Q6KAccumulate(const uint8_t* gb, __m256 dw, __m256i isum,
+                                   const BlockQ8_K& xb, __m256 acc) {
+  const __m256i total = _mm256_sub_epi32(
+      isum, _mm256_slli_epi32(Q6KScaledAsums(gb, xb.bsums), 5));
+  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),
+                         _mm256_mul_ps(dw, _mm256_set1_ps(xb.d)), acc);
+}
+
 }  // namespace weft::kernels::avx2

@@ -141,11 +141,7 @@ void TileX8Q6K(int64_t k, const void* w, int nr, const void* xq,
         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
 #pragma GCC unroll 4
     for (int c = 0; c < RC; ++c) {
-      const __m256i total = _mm256_sub_epi32(
-          isum[c], _mm256_slli_epi32(Q6KScaledAsums(gb, xb[c][b].bsums), 5));
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),
-                               _mm256_mul_ps(dw, _mm256_set1_ps(xb[c][b].d)),
-                               acc[c]);
+      acc[c] = Q6KAccumulate(gb, dw, isum[c], xb[c][b], acc[c]);
     }
   }
 #pragma GCC unroll 4
@@ -195,14 +191,11 @@ void TileX8Q6KWide(int64_t k, const void* w, int nr, const void* xq,
     const __m256 dw =
         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
     for (int c = 0; c < nc; ++c) {
-      const BlockQ8_K& xb = column(c)[b];
-      const __m256i total = _mm256_sub_epi32(
-          _mm256_load_si256(reinterpret_cast<const __m256i*>(isum[c])),
-          _mm256_slli_epi32(Q6KScaledAsums(gb, xb.bsums), 5));
-      _mm256_store_ps(acc[c],
-                      _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),
-                                      _mm256_mul_ps(dw, _mm256_set1_ps(xb.d)),
-                                      _mm256_load_ps(acc[c])));
+      _mm256_store_ps(
+          acc[c], Q6KAccumulate(gb, dw,
+                                _mm256_load_si256(
+                                    reinterpret_cast<const __m256i*>(isum[c])),
+                                column(c)[b], _mm256_load_ps(acc[c])));
     }
   }
   for (int c = 0; c < nc; ++c)

@@ -15,8 +15,8 @@
 #include "kernels/avx2_internal.h"
 #include "kernels/simd_x86.h"
 #include "kernels/x8_vnni_impl.h"
-#include "util/check.h"
 #include "tensor/blocks.h"
+#include "util/check.h"
 
 // GCC 12's avx512fintrin.h builds casts and reductions on
 // _mm512_undefined_*(), which -Wuninitialized flags (a known false positive).

@@ -169,16 +169,15 @@ static void PanelTileH(int64_t k, const uint8_t* g, int nr, const int8_t* qs,
 #pragma GCC unroll 4
     for (int q = 0; q < 4; ++q) acc[h][q] = _mm512_setzero_ps();
   }
-  // The codes of kChunk blocks as unsigned bytes, [block][j][row] (the
+  // The codes of kPanelChunk blocks as unsigned bytes, [block][j][row] (the
   // group's order), and their weight scales, written a chunk ahead of the
   // products that read them back as broadcasts (a broadcast load takes a
   // load port only, where the compiler's register shuffles would take the
   // vector ports, and a load right after its store could wait on it).
-  constexpr int kChunk = kPanelChunk;
-  alignas(64) int32_t u[kChunk][8 * 8];
-  alignas(64) float dw[kChunk][8];
-  for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
-    const int n = static_cast<int>(std::min<int64_t>(kChunk, nb - b0));
+  alignas(64) int32_t u[kPanelChunk][8 * 8];
+  alignas(64) float dw[kPanelChunk][8];
+  for (int64_t b0 = 0; b0 < nb; b0 += kPanelChunk) {
+    const int n = static_cast<int>(std::min<int64_t>(kPanelChunk, nb - b0));
     for (int i = 0; i < n; ++i) {
       const uint8_t* gb = g + (b0 + i) * kGB;
       _mm256_store_ps(dw[i], _mm256_cvtph_ps(_mm_loadu_si128(

@@ -1,10 +1,10 @@
 // The x8 tiles with VNNI (vpdpbusd on ymm: AVX512_VNNI + AVX512VL) for the
 // 32-element formats and the K-quants (TileQ4K, TileQ6K, below), for the
-// AVX-512 table. vpdpbusd
-// multiplies unsigned by signed bytes and adds each 4 products into an int32
-// lane, with no int16 step. The codes go in unsigned against the signed
-// activations: Q4_0's and Q5_0's as they are (0..15, 0..31, decoded as the AVX2
-// tiles do), Q8_0's as u = w + 128 (the byte with its sign bit flipped). The
+// AVX-512 table. vpdpbusd multiplies unsigned by signed bytes and adds each
+// 4 products into an int32 lane, with no int16 step. The codes go in
+// unsigned against the signed activations: Q4_0's and Q5_0's as they are
+// (0..15, 0..31, decoded as the AVX2 tiles do), Q8_0's as u = w + 128 (the
+// byte with its sign bit flipped). The
 // offset comes off in float through the activations' block sums, as in
 // the AVX2 Q4_0 / Q5_0 tiles (avx2_x8.cc):
 //   acc = fma(float(sum u*x), dw * dx, acc);  corr = fma(dw, dx * sum x, corr)
@@ -179,8 +179,8 @@ static void TileQ4K(int64_t k, const void* w, int nr, const void* xq,
 // its 16 unsigned 6-bit codes in int32, times the row's int8 scale
 // (vpmulld), where the AVX2 tiles sum maddubs pairs in int16 and madd them
 // with the scale: the same exact isum (|dot| <= 16 * 63 * 128), the same
-// -32 offset through the bsums and the same float step, so the outputs are
-// bitwise the AVX2 tiles'.
+// -32 offset through the bsums and the same float step (Q6KAccumulate), so
+// the outputs are bitwise the AVX2 tiles'.
 template <int RC>
 static void TileQ6K(int64_t k, const void* w, int nr, const void* xq,
                     size_t xq_stride, float* y, size_t y_stride) {
@@ -221,12 +221,7 @@ static void TileQ6K(int64_t k, const void* w, int nr, const void* xq,
     const __m256 dw =
         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
     for (int c = 0; c < RC; ++c) {
-      const __m256i total = _mm256_sub_epi32(
-          isum[c],
-          _mm256_slli_epi32(avx2::Q6KScaledAsums(gb, xb[c][b].bsums), 5));
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),
-                               _mm256_mul_ps(dw, _mm256_set1_ps(xb[c][b].d)),
-                               acc[c]);
+      acc[c] = avx2::Q6KAccumulate(gb, dw, isum[c], xb[c][b], acc[c]);
     }
   }
   for (int c = 0; c < RC; ++c) avx2::StoreRows(acc[c], nr, y + c * y_stride);
