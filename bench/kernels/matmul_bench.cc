@@ -17,7 +17,8 @@
 // reads the next copy, so M=1 measures DRAM, not the last-level cache;
 // --hot keeps one copy, read from the caches (the compute side alone).
 // --no-panel runs BM_MatMul without the tables' panel path
-// (MatMulKernel::pack_panel), for side-by-side runs.
+// (MatMulKernel::pack_panel), for side-by-side runs. BM_MatMulPairs: the
+// pair tiles on and off, in one process.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -112,11 +113,10 @@ const Weights& GetWeights(GgmlType type, const Shape& s, bool x8) {
   return *slot;
 }
 
-void BM_MatMul(benchmark::State& state) {
-  const GgmlType type = kTypes[state.range(0)];
-  const Shape& s = kShapes[state.range(1)];
-  const int64_t m = state.range(2);
-  const bool x8 = state.range(3) != 0;
+// Times MatMul on `table` over M rows against the weight copies of (type,
+// s) in turn; `what` ends the label.
+void TimeMatMul(benchmark::State& state, const KernelTable& table, GgmlType type, const Shape& s,
+                int64_t m, bool x8, const std::string& what) {
   const Weights& w = GetWeights(type, s, x8);
   std::vector<float> x(m * s.k), y(m * s.n);
   std::mt19937 rng(3);
@@ -135,7 +135,7 @@ void BM_MatMul(benchmark::State& state) {
   for (auto _ : state) {
     a.w = w.data.get() + static_cast<size_t>(copy) * w.bytes;
     copy = copy + 1 == w.copies ? 0 : copy + 1;
-    MatMul(BenchTable(), a);
+    MatMul(table, a);
     benchmark::DoNotOptimize(y.data());
   }
   const double it = static_cast<double>(state.iterations());
@@ -143,8 +143,14 @@ void BM_MatMul(benchmark::State& state) {
                                               benchmark::Counter::kIsRate);
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * m * s.n * s.k * it / 1e9,
                                                  benchmark::Counter::kIsRate);
-  state.SetLabel(std::string(TypeName(type)) + " " + s.name + " M=" + std::to_string(m) + (x8 ? " x8" : "") +
+  state.SetLabel(std::string(TypeName(type)) + " " + s.name + " M=" + std::to_string(m) + what +
                  " " + Kernels().name);
+}
+
+void BM_MatMul(benchmark::State& state) {
+  const bool x8 = state.range(3) != 0;
+  TimeMatMul(state, BenchTable(), kTypes[state.range(0)], kShapes[state.range(1)],
+             state.range(2), x8, x8 ? " x8" : "");
 }
 
 void MatMulBenchArgs(benchmark::internal::Benchmark* b) {
@@ -167,6 +173,34 @@ void MatMulBenchArgs(benchmark::internal::Benchmark* b) {
   }
 }
 BENCHMARK(BM_MatMul)->Apply(MatMulBenchArgs)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// The x8 pair tiles (MatMulKernel::pair_tile: two groups a call, the
+// AVX-512 table's Q4_0, Q5_0, Q8_0) on and off at every M they could take
+// (1 to the tile's columns), side by side in one process: with
+// --benchmark_enable_random_interleaving=true --benchmark_repetitions=N the
+// two alternate, which a machine whose bandwidth drifts needs.
+// Args: type (kTypes index), shape, M, pair (1: at every M, 0: never).
+void BM_MatMulPairs(benchmark::State& state) {
+  const GgmlType type = kTypes[state.range(0)];
+  const bool pair = state.range(3) != 0;
+  static const KernelTable* tables = [] {
+    auto* t = new KernelTable[2]{BenchTable(), BenchTable()};
+    for (MatMulKernel& k : t[0].matmul_x8) k.pair_tile = nullptr;
+    for (MatMulKernel& k : t[1].matmul_x8) k.pair_min_m = 1;
+    return t;
+  }();
+  const KernelTable& table = tables[pair ? 1 : 0];
+  if (table.matmul_x8[static_cast<int>(ToWeightFormat(type))].pair_tile == nullptr && pair) {
+    state.SkipWithError("no pair tile on this table");
+    return;
+  }
+  TimeMatMul(state, table, type, kShapes[state.range(1)], state.range(2), true,
+             pair ? " x8 pairs" : " x8 tiles");
+}
+BENCHMARK(BM_MatMulPairs)
+    ->ArgsProduct({{3, 4, 5}, {0, 1, 2}, {1, 2, 3, 4}, {0, 1}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // One x8 tile kernel on one thread with its 8 weight rows and the
 // activations in L1 (one group, K = 640, or 768 for the K-quants; the

@@ -27,6 +27,9 @@ void Fill(KernelTable* t, bool bf16);
 // avx512_panels.cc: the panel path of the x8 Q4_0/Q5_0/Q8_0 entries (called
 // by Fill, after it set them).
 void FillPanels(KernelTable* t);
+// avx512_pair_tiles.cc: the pair tiles of the x8 Q4_0/Q5_0/Q8_0 entries (called
+// by Fill, after it set them).
+void FillPairTiles(KernelTable* t);
 
 }  // namespace avx512
 }  // namespace weft::kernels

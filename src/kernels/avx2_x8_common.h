@@ -27,12 +27,13 @@ constexpr size_t kAhead = 2048;
 // Prefetches the kBytes of the group block kDist bytes past gb, one line
 // at a time (integer arithmetic: the address may lie past the matrix; a
 // prefetch never faults, but a pointer may not point there).
+// `extra`: further bytes on top of kDist.
 template <int kBytes, size_t kDist = kAhead>
-static inline void PrefetchAhead(const uint8_t* gb) {
+static inline void PrefetchAhead(const uint8_t* gb, size_t extra = 0) {
 #pragma GCC unroll 20
   for (int off = 0; off < kBytes; off += 64) {
     _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(gb) +
-                                               kDist + off),
+                                               kDist + extra + off),
                  _MM_HINT_T0);
   }
 }

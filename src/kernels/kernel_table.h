@@ -158,6 +158,13 @@ struct MatMulKernel {
   int panel_rows = 0;   // activation rows per panel (<= kMaxTileCols)
   int panel_stride_rows = 0;  // a panel's bytes / xq_stride (>= panel_rows)
   int panel_min_m = 0;  // smallest M that takes the panel path
+  // Optional, x8 entries only: the tile over two consecutive groups (2 *
+  // tile_rows weight rows, of which nr, tile_rows < nr <= 2 * tile_rows, are
+  // stored; all of both groups are read), nc <= tile_cols. MatMul calls it
+  // in place of two `tile` calls where a task's rows allow, outside the
+  // panel path. Each output is bitwise what `tile` gives for that pair.
+  TileFn pair_tile = nullptr;
+  int pair_min_m = 1;  // smallest M that takes pair_tile
 };
 
 struct KernelTable {

@@ -91,6 +91,7 @@ bool Prepare(const KernelTable& table, const MatMulArgs& a, Product* p) {
   const MatMulKernel& kern = a.w_x8 ? table.matmul_x8[fmt] : table.matmul[fmt];
   CHECK(!a.w_x8 || (kern.tile != nullptr && kern.tile_rows == kX8Rows))
       << "no x8 kernel for " << traits.name;
+  CHECK(kern.pair_tile == nullptr || a.w_x8) << "pair tiles are x8 only";
   CHECK(kern.tile == nullptr || (kern.tile_rows >= 1 && kern.tile_rows <= kMaxTileRows &&
                                  kern.tile_cols >= 1 && kern.tile_cols <= kMaxTileCols));
   CHECK_EQ(a.k % traits.block_size, 0) << "K must be a multiple of the "
@@ -159,7 +160,18 @@ void RunBlock(const Product& p, int64_t blk) {
     for (int64_t c0 = 0; c0 < p.m; c0 += tc) {
       const int nc = static_cast<int>(std::min<int64_t>(tc, p.m - c0));
       const char* xc = p.xq + static_cast<size_t>(c0) * p.xq_stride;
-      for (int64_t r = r0; r < r1; r += tr) {
+      int64_t r = r0;
+      // Two groups a call where the pair tile is there and both hold rows
+      // (x8 blocks are whole groups, so r - r0 is a multiple of tr).
+      if (kern.pair_tile != nullptr && p.m >= kern.pair_min_m) {
+        for (; r + tr < r1; r += 2 * tr) {
+          const int nr = static_cast<int>(std::min<int64_t>(2 * tr, r1 - r));
+          kern.pair_tile(p.k, p.w + static_cast<size_t>(r) * p.w_stride, p.w_stride, nr, xc,
+                         p.xq_stride, nc, p.y + c0 * p.y_stride + r,
+                         static_cast<size_t>(p.y_stride));
+        }
+      }
+      for (; r < r1; r += tr) {
         const int nr = static_cast<int>(std::min<int64_t>(tr, r1 - r));
         kern.tile(p.k, p.w + static_cast<size_t>(r) * p.w_stride, p.w_stride, nr, xc,
                   p.xq_stride, nc, p.y + c0 * p.y_stride + r, static_cast<size_t>(p.y_stride));

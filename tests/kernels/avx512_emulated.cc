@@ -1,4 +1,5 @@
-// src/kernels/avx512_kernels.cc and avx512_panels.cc compiled for AVX2 CPUs (-mavx2 -mfma -mf16c,
+// src/kernels/avx512_kernels.cc, avx512_panels.cc and avx512_pair_tiles.cc
+// compiled for AVX2 CPUs (-mavx2 -mfma -mf16c,
 // tests/kernels/CMakeLists.txt): SIMDe's native aliases turn each AVX-512
 // intrinsic into its portable implementation, and the ones SIMDe 0.7 lacks
 // are defined below, each as the Intel SDM's pseudo-code describes the
@@ -56,6 +57,18 @@ static inline V MaskzLoadu(M m, const void* p) {
     if ((m >> i) & 1) tmp[i] = src[i];
   }
   return Bits<V>(tmp);
+}
+
+// Masked stores: only the selected elements are written.
+template <typename E, int N, typename M, typename V>
+static inline void MaskStoreu(void* p, M m, const V& v) {
+  static_assert(sizeof(V) == N * sizeof(E));
+  E tmp[N];
+  std::memcpy(tmp, &v, sizeof tmp);
+  E* dst = static_cast<E*>(p);
+  for (int i = 0; i < N; ++i) {
+    if ((m >> i) & 1) dst[i] = tmp[i];
+  }
 }
 
 static inline simde__m512 CvtEpi32Ps(simde__m512i a) {
@@ -148,6 +161,8 @@ static inline simde__m512 Dpbf16Ps(simde__m512 src, simde__m512bh a,
   ::weft::kernels::emulated::MaskzLoadu<simde__m512i, uint16_t, 32>(m, p)
 #define _mm256_maskz_loadu_epi16(m, p) \
   ::weft::kernels::emulated::MaskzLoadu<simde__m256i, uint16_t, 16>(m, p)
+#define _mm512_mask_storeu_ps(p, m, v) \
+  ::weft::kernels::emulated::MaskStoreu<float, 16>(p, m, v)
 #define _mm512_cvtepi32_ps(a) ::weft::kernels::emulated::CvtEpi32Ps(a)
 #define _mm512_cvtepu16_epi32(a) ::weft::kernels::emulated::CvtEpu16Epi32(a)
 #define _mm512_cvtph_ps(a) ::weft::kernels::emulated::CvtphPs(a)
@@ -160,3 +175,4 @@ static inline simde__m512 Dpbf16Ps(simde__m512 src, simde__m512bh a,
 #define avx512 avx512_emulated
 #include "kernels/avx512_kernels.cc"  // NOLINT(build/include)
 #include "kernels/avx512_panels.cc"  // NOLINT(build/include)
+#include "kernels/avx512_pair_tiles.cc"  // NOLINT(build/include)

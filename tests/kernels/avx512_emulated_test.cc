@@ -4,8 +4,9 @@
 // threads: TablesUnderTest in matmul_testing.h) and the golden tests run
 // the models on it. Here: that it really holds the AVX-512 kernels, the
 // emulated BF16 conversion on its edge cases, that its VNNI Q4_0 / Q5_0 x8
-// tiles give the AVX2 tiles' bits, and, on a CPU with AVX-512, that the
-// native table gives the emulated bits.
+// tiles give the AVX2 tiles' bits and its pair tiles the x8 tiles' bits,
+// and, on a CPU with AVX-512, that the native table gives the emulated
+// bits.
 #include "tests/kernels/avx512_emulated.h"
 
 #include <gtest/gtest.h>
@@ -50,6 +51,7 @@ TEST(Avx512EmulatedTest, HoldsTheAvx512Kernels) {
        {WeightFormat::kQ4_0, WeightFormat::kQ5_0, WeightFormat::kQ8_0}) {
     const int i = static_cast<int>(f);
     EXPECT_NE(emu.matmul_x8[i].tile, avx2.matmul_x8[i].tile) << "x8 " << i;
+    EXPECT_NE(emu.matmul_x8[i].pair_tile, nullptr) << "x8 " << i;
   }
   EXPECT_NE(emu.read_bytes, avx2.read_bytes);
 }
@@ -113,10 +115,48 @@ TEST(Avx512EmulatedTest, VnniTilesGiveTheAvx2Bits) {
                                         : std::vector<int64_t>{32, 608, 2144};
     for (int64_t k : ks) {
       for (int64_t m : {1, 3, 4, 5, 7, 17}) {
-        Problem p = MakeProblem(type, m, 67, k, seed++);
-        EXPECT_EQ(RunMatMul(emu, p, nullptr, true),
-                  RunMatMul(avx2, p, nullptr, true))
-            << Name(type, m, k, true);
+        // N = 67: 16-row pair tiles and a 3-row x8 tile; 77: a 13-row pair.
+        for (int64_t n : {67, 77}) {
+          Problem p = MakeProblem(type, m, n, k, seed++);
+          EXPECT_EQ(RunMatMul(emu, p, nullptr, true),
+                    RunMatMul(avx2, p, nullptr, true))
+              << Name(type, m, k, true) << " N=" << n;
+        }
+      }
+    }
+  }
+}
+
+// The pair tiles (two x8 groups a call, avx512_pair_tiles.cc) give the x8
+// tiles' bits, on every row count a pair can hold (N = 9 .. 16 past whole
+// pairs), and write no output past their rows (the rows after them belong
+// to the next call, or lie past y). The emulated table here, the native one
+// too on a CPU with AVX-512.
+TEST(Avx512EmulatedTest, PairTilesGiveTheX8TileBits) {
+  if (!IsaSupported(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
+  std::vector<const KernelTable*> tables = {&EmulatedAvx512Table()};
+  if (IsaSupported(Isa::kAvx512)) tables.push_back(&GetKernels(Isa::kAvx512));
+  uint32_t seed = 7400;
+  for (const KernelTable* table : tables) {
+    // Pair tiles at every M (the table takes them from pair_min_m on).
+    KernelTable paired = *table, unpaired = *table;
+    int n_pairs = 0;
+    for (int f = 0; f < kNumWeightFormats; ++f) {
+      n_pairs += table->matmul_x8[f].pair_tile != nullptr;
+      paired.matmul_x8[f].pair_min_m = 1;
+      unpaired.matmul_x8[f].pair_tile = nullptr;
+    }
+    EXPECT_GE(n_pairs, 3) << table->name;
+    for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0}) {
+      for (int64_t k : {32, 608, 2144}) {
+        for (int64_t m : {1, 2, 3, 4}) {
+          for (int64_t n : {9, 13, 16, 32, 41, 48 + 15}) {
+            Problem p = MakeProblem(type, m, n, k, seed++);
+            EXPECT_EQ(RunMatMul(paired, p, nullptr, true),
+                      RunMatMul(unpaired, p, nullptr, true))
+                << table->name << " " << Name(type, m, k, true) << " N=" << n;
+          }
+        }
       }
     }
   }
