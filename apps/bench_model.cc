@@ -2,7 +2,10 @@
 // (also `weft bench-model ...`): llama-bench-style model throughput on the
 // fast kernels, with the machine's read bandwidth measured in the same run
 // (before the tests, the roofline, and again after them: their spread is
-// how far a shared machine's bandwidth moved meanwhile).
+// how far a shared machine's bandwidth moved meanwhile), and a shorter probe
+// right before each timed decode repetition, paired with it: "% paired" is
+// each repetition's weights GB/s over its own probe (median), the roofline
+// figure a machine whose bandwidth drifts within seconds needs.
 //
 //   pp512  prompt processing: one Forward of 512 tokens (tokens/s)
 //   tg128  generation: 128 one-token Forwards from an empty context
@@ -26,6 +29,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "apps/bench_json.h"
@@ -68,16 +72,23 @@ Stat Summarize(std::vector<double> v) {
 }
 
 // Runs fn once as a warm-up, then `reps` timed times.
-template <typename Fn>
-StatusOr<Stat> Time(int reps, Fn&& fn) {
+// before(r) runs untimed ahead of run r (0: the warm-up).
+template <typename Fn, typename Before>
+StatusOr<Stat> Time(int reps, Fn&& fn, Before&& before) {
   std::vector<double> t;
   for (int r = 0; r <= reps; ++r) {
+    before(r);
     const auto a = Clock::now();
     RETURN_IF_ERROR(fn());
     const double s = std::chrono::duration<double>(Clock::now() - a).count();
     if (r > 0) t.push_back(s);
   }
   return Summarize(std::move(t));
+}
+
+template <typename Fn>
+StatusOr<Stat> Time(int reps, Fn&& fn) {
+  return Time(reps, fn, [](int) {});
 }
 
 // Bytes of the weight matrices one decode step reads (all layers + output).
@@ -242,6 +253,30 @@ int RunBenchModel(int argc, char** argv) {
   }
   std::fprintf(stderr, "bandwidth %.1f GB/s; model %s; weights read per step %s\n",
                bandwidth, c.Summary().c_str(), HumanBytes(static_cast<double>(wbytes)).c_str());
+  // The paired probe: 256 MiB (past any last-level cache, a fraction of a
+  // second to read) on a pool of its own whose workers sleep at once (no
+  // spinning into the timed runs), best of 2 passes, 2 ms after the model's
+  // last step (its workers spin that long at most).
+  kernels::ThreadPoolOptions paired_pool_options = probe_pool_options;
+  paired_pool_options.spin_iterations = 0;
+  kernels::ThreadPool paired_pool(paired_pool_options);
+  const kernels::ReadBandwidthProbe paired_probe(&paired_pool, size_t{256} << 20);
+  std::vector<double> probes;  // the current test's, one per timed run
+  auto probe_before = [&](int r) {
+    if (r == 0) probes.clear();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const double gbs = paired_probe.Measure(2);
+    if (r > 0) probes.push_back(gbs);
+  };
+  // Median over the timed runs of st of (weights GB/s of the run, `steps`
+  // steps) / (its probe), in %.
+  auto paired_pct = [&](const Stat& st, double steps) {
+    std::vector<double> pct;
+    for (size_t i = 0; i < st.samples.size(); ++i) {
+      pct.push_back(100.0 * static_cast<double>(wbytes) * steps / st.samples[i] / 1e9 / probes[i]);
+    }
+    return Summarize(std::move(pct)).median;
+  };
   // Seconds the weight products of `tokens` tokens (`logit_rows` of them
   // with logits) take at least at the measured ceilings; 0 if unmeasured.
   auto floor_s = [&](double tokens, double logit_rows) {
@@ -283,19 +318,21 @@ int RunBenchModel(int argc, char** argv) {
   std::string table;
   // One table line; `steps` Forward calls made `tokens` tokens and `gops`
   // weight-product GOP/s; `floor`: the compute floor of all of them (s);
-  // ratio > 0: the step as a multiple of step(B=1).
-  auto row = [&](const std::string& test, const Stat& st, double tokens,
-                 double steps, bool decode, double gops, double floor, double ratio) {
-    // Cells after GOP/s: floor ms/step, % floor, GB/s, % roofline, ratio.
+  // ratio > 0: the step as a multiple of step(B=1); paired: % of the
+  // paired probe (decode only).
+  auto row = [&](const std::string& test, const Stat& st, double tokens, double steps,
+                 bool decode, double gops, double floor, double ratio, double paired) {
+    // Cells after GOP/s: floor ms/step, % floor, GB/s, % roofline, % paired,
+    // ratio.
     std::string cells;
     cells += floor > 0 ? StrFormat(" %.2f | %.0f%% |", 1e3 * floor / steps,
                                    100.0 * floor / st.median)
                        : std::string(" | |");
     if (decode) {
       const double gbs = static_cast<double>(wbytes) * steps / st.median / 1e9;
-      cells += StrFormat(" %.1f | %.0f%% |", gbs, 100.0 * gbs / bandwidth);
+      cells += StrFormat(" %.1f | %.0f%% | %.0f%% |", gbs, 100.0 * gbs / bandwidth, paired);
     } else {
-      cells += " | |";
+      cells += " | | |";
     }
     cells += ratio > 0 ? StrFormat(" %.2f |", ratio) : std::string(" |");
     table += StrFormat("| %s | %.2f | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.1f |%s\n",
@@ -325,7 +362,7 @@ int RunBenchModel(int argc, char** argv) {
     out["pp"]["gops"] = gops;
     const double floor = floor_s(static_cast<double>(pp), 1);
     put_floor(out["pp"], floor, st->median);
-    row("pp" + std::to_string(pp), *st, static_cast<double>(pp), 1, false, gops, floor, 0);
+    row("pp" + std::to_string(pp), *st, static_cast<double>(pp), 1, false, gops, floor, 0, 0);
   }
   if (tg > 0) {
     auto kv = model::ContiguousKvCache::Create(c, static_cast<int32_t>(tg), 1, *kv_type);
@@ -339,20 +376,23 @@ int RunBenchModel(int argc, char** argv) {
         RETURN_IF_ERROR(m.Forward(b, kv->get(), &logits, opts));
       }
       return OkStatus();
-    });
+    }, probe_before);
     if (!st.ok()) return Fail(st.status());
     const double gbs = static_cast<double>(wbytes) * tg / st->median / 1e9;
+    const double paired = paired_pct(*st, static_cast<double>(tg));
     out["tg"] = StatJson(*st);
     out["tg"]["tokens"] = tg;
     out["tg"]["tokens_per_s"] = static_cast<double>(tg) / st->median;
     out["tg"]["weights_gbs"] = gbs;
     out["tg"]["roofline_pct"] = 100.0 * gbs / bandwidth;
+    out["tg"]["probe_gbs"] = probes;
+    out["tg"]["paired_roofline_pct"] = paired;
     const double gops = ops(1, 1) * static_cast<double>(tg) / st->median / 1e9;
     out["tg"]["gops"] = gops;
     const double floor = floor_s(1, 1) * static_cast<double>(tg);
     put_floor(out["tg"], floor, st->median);
     row("tg" + std::to_string(tg), *st, static_cast<double>(tg), static_cast<double>(tg), true,
-        gops, floor, 0);
+        gops, floor, 0, paired);
   }
   if (!batches.empty()) {
     const int max_b = *std::max_element(batches.begin(), batches.end());
@@ -385,15 +425,20 @@ int RunBenchModel(int argc, char** argv) {
       model::Batch batch;
       const std::vector<int32_t> ids = random_tokens(b);
       for (int i = 0; i < b; ++i) batch.Add(ids[i], n, i, true);
-      auto st = Time(static_cast<int>(reps), [&] { return m.Forward(batch, kv, &logits, opts); });
+      auto st = Time(
+          static_cast<int>(reps), [&] { return m.Forward(batch, kv, &logits, opts); },
+          probe_before);
       if (!st.ok()) return Fail(st.status());
       if (b == batches.front()) step1 = st->median;
+      const double paired = paired_pct(*st, 1);
       const double gbs = static_cast<double>(wbytes) / st->median / 1e9;
       json j = StatJson(*st);
       j["batch"] = b;
       j["tokens_per_s"] = b / st->median;
       j["weights_gbs"] = gbs;
       j["roofline_pct"] = 100.0 * gbs / bandwidth;
+      j["probe_gbs"] = probes;
+      j["paired_roofline_pct"] = paired;
       j["step_ratio"] = st->median / step1;
       const double gops = ops(b, b) / st->median / 1e9;
       j["gops"] = gops;
@@ -401,7 +446,7 @@ int RunBenchModel(int argc, char** argv) {
       const double floor = floor_s(b, b);
       put_floor(j, floor, st->median);
       curve.push_back(j);
-      row(StrFormat("decode B=%d", b), *st, b, 1, true, gops, floor, st->median / step1);
+      row(StrFormat("decode B=%d", b), *st, b, 1, true, gops, floor, st->median / step1, paired);
     }
     out["decode"] = curve;
   }
@@ -426,7 +471,9 @@ int RunBenchModel(int argc, char** argv) {
               model::KvTypeName(*kv_type),
               static_cast<long long>(threads), static_cast<long long>(reps));
   std::printf(
-      "- read bandwidth (same run): %.1f GB/s before the tests (the roofline), %.1f GB/s after\n",
+      "- read bandwidth (same run): %.1f GB/s before the tests (the roofline), %.1f GB/s after; "
+      "%% paired: each timed decode run's weights GB/s over a 256 MiB probe read right before "
+      "it (median)\n",
       bandwidth, bandwidth_after);
   if (peaks.measured()) {
     // % of a token's (and its logit row's) weight multiply-adds of one kind.
@@ -447,9 +494,9 @@ int RunBenchModel(int argc, char** argv) {
   }
   std::printf(
       "\n| test | ms/step | total ms (min-max) | tokens/s (min-max) | GOP/s | floor ms/step | "
-      "%% floor | weights GB/s | %% roofline | x step(B=%d) |\n",
+      "%% floor | weights GB/s | %% roofline | %% paired | x step(B=%d) |\n",
       batches.empty() ? 1 : batches.front());
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n%s", table.c_str());
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n%s", table.c_str());
   if (!json_path.empty() && !WriteBenchJson(json_path, out, "model")) return 1;
   return 0;
 }

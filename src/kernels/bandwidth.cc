@@ -5,42 +5,45 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 
 #include "kernels/isa.h"
 #include "util/check.h"
-#include "util/large_alloc.h"
 
 namespace weft::kernels {
 
-double MeasureReadBandwidth(ThreadPool* pool, size_t bytes, int repeats) {
-  const int n_threads = pool != nullptr ? pool->num_threads() : 1;
-  const size_t slice = std::max<size_t>((bytes / n_threads + 65535) / 65536 * 65536, 65536);
-  const size_t total = slice * n_threads;
+ReadBandwidthProbe::ReadBandwidthProbe(ThreadPool* pool, size_t bytes)
+    : pool_(pool), n_threads_(pool != nullptr ? pool->num_threads() : 1) {
+  slice_ = std::max<size_t>((bytes / n_threads_ + 65535) / 65536 * 65536, 65536);
+  const size_t total = slice_ * n_threads_;
   // Huge pages as for the repacked weights (util/large_alloc.h), so that the
   // roofline is what a stream through such a buffer can reach.
-  const LargeBuffer buf = LargeAlloc(total);
-  CHECK(buf != nullptr) << "cannot allocate " << total << " bytes";
-  const KernelTable& t = Kernels();
-  std::atomic<uint64_t> sink{0};
-  auto pass = [&](int64_t task, int) {
-    char* p = reinterpret_cast<char*>(buf.get()) + static_cast<size_t>(task) * slice;
-    sink.fetch_xor(t.read_bytes(p, slice), std::memory_order_relaxed);
-  };
+  buf_ = LargeAlloc(total);
+  CHECK(buf_ != nullptr) << "cannot allocate " << total << " bytes";
   // First touch from the threads that will read (pages on their node).
   auto touch = [&](int64_t task, int) {
-    std::memset(buf.get() + static_cast<size_t>(task) * slice, static_cast<int>(task) + 1, slice);
+    std::memset(buf_.get() + static_cast<size_t>(task) * slice_, static_cast<int>(task) + 1,
+                slice_);
   };
-  if (pool != nullptr) {
-    pool->ParallelFor(n_threads, touch);
+  if (pool_ != nullptr) {
+    pool_->ParallelFor(n_threads_, touch);
   } else {
     touch(0, 0);
   }
+}
+
+double ReadBandwidthProbe::Measure(int repeats) const {
+  const KernelTable& t = Kernels();
+  std::atomic<uint64_t> sink{0};
+  auto pass = [&](int64_t task, int) {
+    const uint8_t* p = buf_.get() + static_cast<size_t>(task) * slice_;
+    sink.fetch_xor(t.read_bytes(p, slice_), std::memory_order_relaxed);
+  };
+  const size_t total = slice_ * n_threads_;
   double best = 0;
   for (int r = 0; r < std::max(repeats, 1); ++r) {
     const auto start = std::chrono::steady_clock::now();
-    if (pool != nullptr) {
-      pool->ParallelFor(n_threads, pass);
+    if (pool_ != nullptr) {
+      pool_->ParallelFor(n_threads_, pass);
     } else {
       pass(0, 0);
     }
@@ -52,6 +55,10 @@ double MeasureReadBandwidth(ThreadPool* pool, size_t bytes, int repeats) {
   [[maybe_unused]] static volatile uint64_t g_sink;
   g_sink = sink.load();
   return best;
+}
+
+double MeasureReadBandwidth(ThreadPool* pool, size_t bytes, int repeats) {
+  return ReadBandwidthProbe(pool, bytes).Measure(repeats);
 }
 
 }  // namespace weft::kernels

@@ -1,6 +1,7 @@
 """`weft bench model` on the tiny stories260K model: exit codes, the markdown
 table, and that the JSON holds every figure (pp, tg, the decode curve with
-GB/s and % of the bandwidth measured in the same run).
+GB/s and % of the bandwidth measured in the same run, before the tests and
+paired with each timed run).
 
 Run by ctest (label tool) with the project venv; WEFT_BINARY and
 WEFT_SHARED_MODELS_DIR come from the environment.
@@ -40,6 +41,15 @@ def test_json_and_table(tmp_path):
     for d in j["decode"]:
         assert d["min_s"] <= d["median_s"] <= d["max_s"]
         assert d["weights_gbs"] > 0 and d["roofline_pct"] > 0
+    # The paired probe: one reading per timed run, and the median of each
+    # run's weights GB/s over its own reading.
+    for t, steps in [(j["tg"], 8)] + [(d, 1) for d in j["decode"]]:
+        assert len(t["probe_gbs"]) == len(t["samples_s"]) == 2
+        assert all(g > 0 for g in t["probe_gbs"])
+        pct = sorted(100 * j["weight_bytes_per_step"] * steps / s / 1e9 / g
+                     for s, g in zip(t["samples_s"], t["probe_gbs"]))
+        assert abs(t["paired_roofline_pct"] - (pct[0] + pct[1]) / 2) < 1e-6 * pct[1]
+    assert "| % roofline | % paired |" in r.stdout
     assert j["decode"][0]["step_ratio"] == 1.0
     # Weight-product operations per second: 2 per multiply-add, layers per
     # token plus the output matrix per row of logits (pp: the last token).
