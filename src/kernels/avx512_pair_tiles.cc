@@ -86,8 +86,9 @@ static inline void PairNibbles(const uint8_t* a, const uint8_t* b, __m512i* lo,
   }
 }
 
-// Software prefetch distance along each of the two groups, in bytes.
-constexpr size_t kPairAhead = 4096;
+// Software prefetch distance along each of the two groups, in bytes (as
+// the x8 tile's, x8_vnni::kTileAhead).
+constexpr size_t kPairAhead = x8_vnni::kTileAhead;
 // The smallest M that takes the pair tiles. At M = 1 and 2 a product
 // streams its weights from memory near the bandwidth, and two streams per
 // thread (one per group) kept the caches fed worse than the x8 tile's one;
