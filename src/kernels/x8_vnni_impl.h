@@ -92,6 +92,26 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
                                             Bcast4(x[c].qs + 32 * b + 4 * j));
         }
       }
+    } else if constexpr (F == X8Fmt::kQ4_0) {
+      // As below, but the high nibbles go in as 16 * code (v & 0xf0, one
+      // instruction where the shift and mask take two): s[c][1] is then
+      // exactly 16 times its sum (|16 sum| <= 16 * 240 * 128), shifted back
+      // before it joins s[c][0], so s32 is the same integer.
+      const __m256i m4 = _mm256_set1_epi8(0x0f);
+      const __m256i mf0 = _mm256_set1_epi8(static_cast<char>(0xf0));
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        const __m256i v = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(gb + 16 + 32 * j));
+        const __m256i lo = _mm256_and_si256(v, m4);
+        const __m256i hi16 = _mm256_and_si256(v, mf0);
+        for (int c = 0; c < RC; ++c) {
+          const int8_t* a = x[c].qs + 32 * b;
+          s[c][0] = _mm256_dpbusd_epi32(s[c][0], lo, Bcast4(a + 4 * j));
+          s[c][1] = _mm256_dpbusd_epi32(s[c][1], hi16, Bcast4(a + 16 + 4 * j));
+        }
+      }
+      for (int c = 0; c < RC; ++c) s[c][1] = _mm256_srai_epi32(s[c][1], 4);
     } else {
       // Vector J of the group: lo = elements 4J..4J+3 of each row, hi =
       // 16+4J..16+4J+3 (avx2::Nibbles).
