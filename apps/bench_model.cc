@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -257,24 +258,34 @@ int RunBenchModel(int argc, char** argv) {
   // second to read) on a pool of its own whose workers sleep at once (no
   // spinning into the timed runs), best of 2 passes, 2 ms after the model's
   // last step (its workers spin that long at most).
+  // Allocated only when a decode test runs (the buffer is first touched
+  // here, a few tens of ms).
   kernels::ThreadPoolOptions paired_pool_options = probe_pool_options;
   paired_pool_options.spin_iterations = 0;
-  kernels::ThreadPool paired_pool(paired_pool_options);
-  const kernels::ReadBandwidthProbe paired_probe(&paired_pool, size_t{256} << 20);
+  std::optional<kernels::ThreadPool> paired_pool;
+  std::optional<kernels::ReadBandwidthProbe> paired_probe;
+  if (tg > 0 || !batches.empty()) {
+    paired_pool.emplace(paired_pool_options);
+    paired_probe.emplace(&*paired_pool, size_t{256} << 20);
+  }
   std::vector<double> probes;  // the current test's, one per timed run
   auto probe_before = [&](int r) {
     if (r == 0) probes.clear();
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    const double gbs = paired_probe.Measure(2);
+    const double gbs = paired_probe->Measure(2);
     if (r > 0) probes.push_back(gbs);
     return OkStatus();
+  };
+  // GB/s of weights `steps` decode steps read in `seconds`.
+  auto weights_gbs = [&](double steps, double seconds) {
+    return static_cast<double>(wbytes) * steps / seconds / 1e9;
   };
   // Median over the timed runs of st of (weights GB/s of the run, `steps`
   // steps) / (its probe), in %.
   auto paired_pct = [&](const Stat& st, double steps) {
     std::vector<double> pct;
     for (size_t i = 0; i < st.samples.size(); ++i) {
-      pct.push_back(100.0 * static_cast<double>(wbytes) * steps / st.samples[i] / 1e9 / probes[i]);
+      pct.push_back(100.0 * weights_gbs(steps, st.samples[i]) / probes[i]);
     }
     return Summarize(std::move(pct)).median;
   };
@@ -330,7 +341,7 @@ int RunBenchModel(int argc, char** argv) {
                                    100.0 * floor / st.median)
                        : std::string(" | |");
     if (decode) {
-      const double gbs = static_cast<double>(wbytes) * steps / st.median / 1e9;
+      const double gbs = weights_gbs(steps, st.median);
       cells += StrFormat(" %.1f | %.0f%% | %.0f%% |", gbs, 100.0 * gbs / bandwidth, paired);
     } else {
       cells += " | | |";
@@ -379,7 +390,7 @@ int RunBenchModel(int argc, char** argv) {
       return OkStatus();
     }, probe_before);
     if (!st.ok()) return Fail(st.status());
-    const double gbs = static_cast<double>(wbytes) * tg / st->median / 1e9;
+    const double gbs = weights_gbs(static_cast<double>(tg), st->median);
     const double paired = paired_pct(*st, static_cast<double>(tg));
     out["tg"] = StatJson(*st);
     out["tg"]["tokens"] = tg;
@@ -439,7 +450,7 @@ int RunBenchModel(int argc, char** argv) {
       if (!st.ok()) return Fail(st.status());
       if (b == batches.front()) step1 = st->median;
       const double paired = paired_pct(*st, 1);
-      const double gbs = static_cast<double>(wbytes) / st->median / 1e9;
+      const double gbs = weights_gbs(1, st->median);
       json j = StatJson(*st);
       j["batch"] = b;
       j["tokens_per_s"] = b / st->median;
