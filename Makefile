@@ -4,7 +4,10 @@
 BUILD_TYPE ?= release
 BUILD_DIR := build/$(BUILD_TYPE)
 JOBS ?= $(shell nproc)
-MODEL ?= models/gemma-3-270m-q4_k_m.gguf
+# The default model: SmolLM2-135M-Instruct (Q4_1), instruction-tuned, with a
+# chat template. Gemma 3 270M (models/gemma-3-270m-q4_k_m.gguf), a base
+# model, is installed beside it for the tests and benchmarks.
+MODEL ?= models/smollm2-135m-instruct-q4_1.gguf
 WEFT := $(BUILD_DIR)/weft
 CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60

@@ -60,7 +60,7 @@ int RunBenchEngine(int argc, char** argv) {
       "combination. --workload S1|S2 runs a serving workload for every "
       "scheduler configuration plus an unchunked one, side by side.");
   const engine::SchedulerConfig defaults;
-  std::string model_path = WEFT_DEFAULT_MODEL, json_path, trace_path;
+  std::string model_path = WEFT_BENCH_MODEL, json_path, trace_path;
   std::string workload = "custom";
   int64_t num_requests = 16, prompt_len = 256, output_len = 128;
   int64_t per_client = 4;

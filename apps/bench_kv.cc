@@ -224,7 +224,7 @@ int RunBenchKv(int argc, char** argv) {
   FlagSet flags("weft bench kv [-m MODEL] [--threads N] [--reps 5] [--json FILE]",
                 "Paged KV cache: decode step vs batch size (paged vs contiguous, "
                 "per storage type) and TTFT with a prefix-cache hit.");
-  std::string model_path = WEFT_DEFAULT_MODEL, json_path;
+  std::string model_path = WEFT_BENCH_MODEL, json_path;
   std::string batch_list = "1,2,4,8,16,32", type_list = "f32,f16";
   int64_t threads = 2, reps = 5, ctx = 256, block_size = 16, prompt = 1024, cached = 1000;
   flags.String("model", &model_path, "GGUF model file", 'm');

@@ -159,7 +159,7 @@ int RunBenchModel(int argc, char** argv) {
   FlagSet flags("weft bench model [-m MODEL] [--threads N] [--reps 5] [--json FILE]",
                 "Model throughput: pp512, tg128 and the batched decode curve, "
                 "with the read bandwidth measured in the same run.");
-  std::string model_path = WEFT_DEFAULT_MODEL, json_path, isa_name;
+  std::string model_path = WEFT_BENCH_MODEL, json_path, isa_name;
   int64_t threads = 2, reps = 5, pp = 512, tg = 128, ctx = 256;
   std::string batch_list = "1,2,4,8,16,32", kv_type_name = "f16";
   bool row_major = false;

@@ -14,5 +14,11 @@
 #define WEFT_GIT_COMMIT "unknown"  // short hash of the commit built
 #endif
 #ifndef WEFT_DEFAULT_MODEL
-#define WEFT_DEFAULT_MODEL "models/gemma-3-270m-q4_k_m.gguf"  // -m default
+// -m default of serve, run and chat: the instruction-tuned chat model.
+#define WEFT_DEFAULT_MODEL "models/smollm2-135m-instruct-q4_1.gguf"
+#endif
+#ifndef WEFT_BENCH_MODEL
+// -m default of the bench verbs: Gemma 3 270M (Q4_K_M), what our published
+// benchmarks and the peer comparisons use.
+#define WEFT_BENCH_MODEL "models/gemma-3-270m-q4_k_m.gguf"
 #endif

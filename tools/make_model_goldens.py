@@ -37,7 +37,7 @@ from reference_forward import RefModel  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT_DIR = os.path.join(ROOT, "tests", "data", "model")
 SHARED = os.environ.get("WEFT_SHARED_MODELS_DIR", "/work/shared/models")
-GEMMA = os.environ.get("WEFT_DEFAULT_MODEL",
+GEMMA = os.environ.get("WEFT_GEMMA_MODEL",
                        os.path.join(ROOT, "models", "gemma-3-270m-q4_k_m.gguf"))
 N_GREEDY = 64
 TOP_K = 64

@@ -24,7 +24,7 @@ OUT_DIR = os.path.join(ROOT, "tests", "data", "tokenizer")
 SHARED = os.environ.get("WEFT_SHARED_MODELS_DIR",
                         os.path.join(ROOT, "..", "shared", "models"))
 DEFAULT_MODEL = os.environ.get(
-    "WEFT_DEFAULT_MODEL", os.path.join(ROOT, "models", "gemma-3-270m-q4_k_m.gguf"))
+    "WEFT_GEMMA_MODEL", os.path.join(ROOT, "models", "gemma-3-270m-q4_k_m.gguf"))
 
 
 def corpus():

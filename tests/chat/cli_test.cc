@@ -67,10 +67,10 @@ TEST(TemplateCli, RealTemplateAndRequestObject) {
 }
 
 TEST(TemplateCli, DefaultModelFallsBackToChatMl) {
-  std::ifstream model(WEFT_DEFAULT_MODEL);
+  std::ifstream model(WEFT_GEMMA_MODEL);
   if (!model.good()) GTEST_SKIP() << "no default model";
   std::string msgs = WriteTemp("msgs2.json", kChat);
-  Result r = RunWeft(std::string(WEFT_DEFAULT_MODEL) + " --messages " + msgs +
+  Result r = RunWeft(std::string(WEFT_GEMMA_MODEL) + " --messages " + msgs +
                      " --add-generation-prompt");
   EXPECT_EQ(r.code, 0);
   EXPECT_EQ(r.out,

@@ -41,7 +41,7 @@ constexpr bool kGemma = false;
 constexpr float kLogitTol = 2e-3f;
 
 std::string ModelPath() {
-  return kGemma ? std::string(WEFT_DEFAULT_MODEL)
+  return kGemma ? std::string(WEFT_GEMMA_MODEL)
                 : std::string(WEFT_SHARED_MODELS_DIR) + "/stories260K.gguf";
 }
 

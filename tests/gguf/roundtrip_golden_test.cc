@@ -13,8 +13,8 @@ namespace weft::gguf {
 namespace {
 
 TEST(GgufRoundTripGolden, DefaultModel) {
-  ExpectRoundTrip(WEFT_DEFAULT_MODEL);
-  auto f = GgufFile::Open(WEFT_DEFAULT_MODEL);
+  ExpectRoundTrip(WEFT_GEMMA_MODEL);
+  auto f = GgufFile::Open(WEFT_GEMMA_MODEL);
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   EXPECT_EQ(*(*f)->GetString("general.architecture"), "gemma3");
   EXPECT_EQ((*f)->GetArray("tokenizer.ggml.tokens").value()->items.size(),

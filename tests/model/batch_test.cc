@@ -136,7 +136,7 @@ TEST(MixedBatchTest, Stories260K) {
 }
 
 TEST(MixedBatchTest, DefaultModel) {
-  const std::string path = WEFT_DEFAULT_MODEL;
+  const std::string path = WEFT_GEMMA_MODEL;
   if (!std::ifstream(path).good()) GTEST_SKIP() << "no " << path;
   auto m = Model::Load(path);
   ASSERT_TRUE(m.ok()) << m.status().ToString();

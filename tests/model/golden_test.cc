@@ -192,7 +192,7 @@ TEST(GoldenTest, Stories260K) {
 // (observed below 0.01). 0.03 is >10x smaller than any real mistake (a
 // missing +1 in norms, wrong RoPE layout or window moves logits by > 0.5).
 TEST(GoldenTest, Gemma3_270M) {
-  const std::string path = WEFT_DEFAULT_MODEL;
+  const std::string path = WEFT_GEMMA_MODEL;
   if (!FileExists(path)) GTEST_SKIP() << "no " << path;
   const json g = ReadGolden("gemma3-270m.json");
   ForEachIsa([&](const kernels::KernelTable& t) {

@@ -55,8 +55,8 @@ const model::Model* TheModel() {
     auto* holder = new Holder;
     if (kGemma) {
       struct stat st;
-      if (::stat(WEFT_DEFAULT_MODEL, &st) != 0) return holder;
-      auto m = model::Model::Load(WEFT_DEFAULT_MODEL);
+      if (::stat(WEFT_GEMMA_MODEL, &st) != 0) return holder;
+      auto m = model::Model::Load(WEFT_GEMMA_MODEL);
       if (m.ok()) holder->loaded = std::move(*m);
     } else {
       model::testing::SyntheticSpec s;

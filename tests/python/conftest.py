@@ -6,7 +6,7 @@ on stderr), waits until /health/ready answers 200 and returns a WeftServer.
 Servers still running at the end of the test session are stopped (SIGTERM,
 then SIGKILL).
 
-Env: WEFT_BINARY, WEFT_DEFAULT_MODEL, WEFT_SHARED_MODELS_DIR (set by ctest).
+Env: WEFT_BINARY, WEFT_DEFAULT_MODEL, WEFT_GEMMA_MODEL, WEFT_SHARED_MODELS_DIR (set by ctest).
 """
 import os
 import re
@@ -20,8 +20,12 @@ import urllib.request
 import pytest
 
 WEFT = os.environ.get("WEFT_BINARY", "build/release/weft")
-DEFAULT_MODEL = os.environ.get("WEFT_DEFAULT_MODEL",
-                               "models/gemma-3-270m-q4_k_m.gguf")
+# Gemma 3 270M (a base model): what the older tests serve; the default
+# (chat) model is SmolLM2-135M-Instruct.
+GEMMA_MODEL = os.environ.get("WEFT_GEMMA_MODEL",
+                             "models/gemma-3-270m-q4_k_m.gguf")
+CHAT_MODEL = os.environ.get("WEFT_DEFAULT_MODEL",
+                            "models/smollm2-135m-instruct-q4_1.gguf")
 SHARED = os.environ.get("WEFT_SHARED_MODELS_DIR", "../shared/models")
 
 _LISTENING = re.compile(r"listening on (http://[0-9.]+:(\d+))")

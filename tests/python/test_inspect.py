@@ -1,6 +1,6 @@
 """Cross-checks `weft inspect --json --tensors` against gguf-py's GGUFReader.
 
-Env: WEFT_BINARY, WEFT_SHARED_MODELS_DIR, WEFT_DEFAULT_MODEL (set by ctest).
+Env: WEFT_BINARY, WEFT_SHARED_MODELS_DIR, WEFT_DEFAULT_MODEL, WEFT_GEMMA_MODEL (set by ctest).
 """
 import json
 import math
@@ -12,12 +12,16 @@ import pytest
 
 WEFT = os.environ.get("WEFT_BINARY", "build/release/weft")
 SHARED = os.environ.get("WEFT_SHARED_MODELS_DIR", "../shared/models")
-DEFAULT_MODEL = os.environ.get("WEFT_DEFAULT_MODEL",
-                               "models/gemma-3-270m-q4_k_m.gguf")
+# Gemma 3 270M (a base model): what the older tests serve; the default
+# (chat) model is SmolLM2-135M-Instruct.
+GEMMA_MODEL = os.environ.get("WEFT_GEMMA_MODEL",
+                             "models/gemma-3-270m-q4_k_m.gguf")
+CHAT_MODEL = os.environ.get("WEFT_DEFAULT_MODEL",
+                            "models/smollm2-135m-instruct-q4_1.gguf")
 
 MODELS = [
     os.path.join(SHARED, "stories260K.gguf"),
-    DEFAULT_MODEL,
+    GEMMA_MODEL,
     os.path.join(SHARED, "ggml-vocab-gpt-2.gguf"),
 ]
 
@@ -130,7 +134,7 @@ def test_known_values():
     assert j["vocab_size"] == 512
     assert j["tokenizer_model"] == "llama"
     assert j["has_chat_template"] is False
-    g = inspect_json(DEFAULT_MODEL)
+    g = inspect_json(GEMMA_MODEL)
     assert g["architecture"] == "gemma3"
     assert g["head_dim"] == 256  # gemma3.attention.key_length
     assert g["vocab_size"] == 262144

@@ -2,7 +2,7 @@
 270M) and the tiny stories260K model, driven with the official `openai`
 SDK and raw HTTP.
 
-Env: WEFT_BINARY, WEFT_DEFAULT_MODEL, WEFT_SHARED_MODELS_DIR (set by ctest).
+Env: WEFT_BINARY, WEFT_DEFAULT_MODEL, WEFT_GEMMA_MODEL, WEFT_SHARED_MODELS_DIR (set by ctest).
 Greedy outputs are compared with each other and with `weft run`, never with
 hard-coded Gemma text. Kept short (few tokens) for a 2-core CI machine.
 """
@@ -21,7 +21,7 @@ import urllib.request
 import openai
 import pytest
 
-from conftest import DEFAULT_MODEL, SHARED, WEFT
+from conftest import GEMMA_MODEL, SHARED, WEFT
 
 STORIES = os.path.join(SHARED, "stories260K.gguf")
 PROMPT = "The capital of France is"
@@ -29,7 +29,7 @@ PROMPT = "The capital of France is"
 
 @pytest.fixture(scope="module")
 def gemma(weft_serve_factory):
-    return weft_serve_factory(DEFAULT_MODEL, "--kv-memory", "256M", "--ctx",
+    return weft_serve_factory(GEMMA_MODEL, "--kv-memory", "256M", "--ctx",
                               "512", "--max-seqs", "16", "--threads", "2",
                               "--max-batched-tokens", "512")
 
@@ -105,7 +105,7 @@ def test_models_health_and_effective_config(gemma, client):
     assert cfg["scheduler"]["max_in_flight"] == 16
     assert cfg["kv"]["blocks_total"] > 0
     # The server hashes its model file in the background after start-up.
-    with open(DEFAULT_MODEL, "rb") as f:
+    with open(GEMMA_MODEL, "rb") as f:
         want = hashlib.file_digest(f, "sha256").hexdigest()
     deadline = time.monotonic() + 60
     while cfg["model"]["sha256"] is None:
@@ -189,7 +189,7 @@ def test_repeated_prompt_is_served_from_the_prefix_cache(client):
 
 def weft_run_logprobs(prompt, n, top):
     r = subprocess.run(
-        [WEFT, "run", "-m", DEFAULT_MODEL, "-p", prompt, "-n", str(n),
+        [WEFT, "run", "-m", GEMMA_MODEL, "-p", prompt, "-n", str(n),
          "--temp", "0", "--logprobs", str(top), "--no-echo", "--threads",
          "2"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr

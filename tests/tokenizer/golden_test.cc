@@ -94,7 +94,7 @@ void CheckLlamaCpp(const std::string& model_path, const std::string& golden_name
 }
 
 TEST(GoldenTest, Gemma3LlamaCpp) {
-  CheckLlamaCpp(WEFT_DEFAULT_MODEL, "gemma3_llamacpp.json");
+  CheckLlamaCpp(WEFT_GEMMA_MODEL, "gemma3_llamacpp.json");
 }
 
 TEST(GoldenTest, Stories260kLlamaCpp) {
