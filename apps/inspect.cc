@@ -12,7 +12,9 @@
 #include "apps/command.h"
 #include "apps/flags.h"
 #include "gguf/gguf.h"
+#include "server/chat_render.h"
 #include "tensor/types.h"
+#include "tokenizer/vocab.h"
 #include "util/cpu_features.h"
 #include "util/strings.h"
 
@@ -124,6 +126,11 @@ Json Summarize(const GgufFile& f, bool with_tensors) {
   j["vocab_size"] = tokens.ok() ? Json((*tokens)->items.size()) : Json();
   j["tokenizer_model"] = Meta(f, "tokenizer.ggml.model");
   j["has_chat_template"] = f.Has("tokenizer.chat_template");
+  // Where chat prompts come from: "gguf", or the built-in template the
+  // vocabulary supports ("builtin:gemma"), as `weft serve` chooses it.
+  StatusOr<tokenizer::Vocab> vocab = tokenizer::LoadVocab(f);
+  j["chat_template"] =
+      vocab.ok() ? Json(server::ChooseChatTemplate(f, *vocab).origin) : Json();
   Json meta = Json::object();
   // Appended to the ordered map's vector: its operator[] searches the keys
   // linearly (quadratic in a file's key count), and the reader already
@@ -196,7 +203,7 @@ void PrintText(const Json& j, bool with_tensors) {
   row("head dim:", Text(j["head_dim"]));
   row("vocab size:", Text(j["vocab_size"]));
   row("tokenizer:", Text(j["tokenizer_model"]));
-  row("chat template:", j["has_chat_template"].get<bool>() ? "yes" : "no");
+  row("chat template:", Text(j["chat_template"]));
   std::printf("quantization:\n");
   for (const auto& q : j["quantization"]) {
     std::printf("  %-8s %5llu tensors %12s\n", Text(q["type"]).c_str(),

@@ -180,7 +180,7 @@ int RunServe(int argc, char** argv) {
     if (!src.ok()) return Fail(2, "--chat-template: " + src.status().message());
     if (src->empty()) return Fail(2, "--chat-template: " + chat_template_path + " is empty");
     mc.chat_template = *src;
-    mc.chat_template_origin = "file " + chat_template_path;
+    mc.chat_template_path = chat_template_path;
   }
   mc.model_path = model_path;
   mc.trace_path = trace_path;

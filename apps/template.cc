@@ -1,20 +1,24 @@
 // `weft template MODEL --messages FILE.json`: renders a chat into the prompt
 // text the model sees, with the model's own chat template
-// (tokenizer.chat_template) or --chat-template FILE, falling back to ChatML.
+// (tokenizer.chat_template) or --chat-template FILE; a model without one
+// gets the built-in template its vocabulary supports, as `weft serve` does.
 #include "chat/template.h"
 
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "apps/command.h"
 #include "apps/flags.h"
+#include "chat/builtin_templates.h"
 #include "gguf/gguf.h"
 #include "server/chat_render.h"
+#include "tokenizer/vocab.h"
 #include "util/strings.h"
 
 namespace weft::apps {
@@ -38,12 +42,18 @@ StatusOr<Json> ReadJson(const std::string& path) {
   return j;
 }
 
-// The text of special token `key` (e.g. tokenizer.ggml.bos_token_id).
-std::string TokenText(const gguf::GgufFile& f,
-                      const std::vector<std::string>& tokens, const char* key) {
-  auto id = f.GetUint32(key);
-  if (!id.ok() || *id >= tokens.size()) return "";
-  return tokens[*id];
+std::string TokenText(const tokenizer::Vocab& v, tokenizer::TokenId id) {
+  return v.Valid(id) ? v.tokens[static_cast<size_t>(id)] : std::string();
+}
+
+// The built-in template called `name`, or nullopt.
+std::optional<chat::BuiltinTemplate> BuiltinNamed(const std::string& name) {
+  for (chat::BuiltinTemplate t :
+       {chat::BuiltinTemplate::kGemma, chat::BuiltinTemplate::kLlama3,
+        chat::BuiltinTemplate::kChatMl, chat::BuiltinTemplate::kPlain}) {
+    if (chat::BuiltinTemplateName(t) == name) return t;
+  }
+  return std::nullopt;
 }
 
 int Fail(int code, const std::string& msg) {
@@ -57,47 +67,61 @@ int RunTemplate(int argc, char** argv) {
       "Prints the prompt that MODEL's chat template makes of a chat. FILE is "
       "a JSON list of messages, or an object with \"messages\" and optional "
       "\"tools\" and \"chat_template_kwargs\" (an OpenAI-style request). "
-      "MODEL may be omitted with --chat-template.");
-  std::string messages_path, template_path, tools_path, bos, eos;
+      "MODEL may be omitted with --chat-template or --builtin. The template "
+      "used is named on stderr.");
+  std::string messages_path, template_path, tools_path, bos, eos, builtin;
   bool add_generation_prompt = false;
   flags.String("messages", &messages_path, "JSON file with the chat");
   flags.Bool("add-generation-prompt", &add_generation_prompt,
              "end with the assistant turn's opening");
   flags.String("chat-template", &template_path,
                "Jinja template file to use instead of the model's");
+  flags.String("builtin", &builtin,
+               "use a built-in template: gemma, llama3, chatml or plain");
   flags.String("tools", &tools_path, "JSON file with a list of tools");
   flags.String("bos", &bos, "BOS token text (default: the model's)");
   flags.String("eos", &eos, "EOS token text (default: the model's)");
   std::vector<std::string> args;
   if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
   if (args.size() > 1 || messages_path.empty() ||
-      (args.empty() && template_path.empty())) {
+      (args.empty() && template_path.empty() && builtin.empty())) {
     std::fprintf(stderr, "%s", flags.Usage().c_str());
     return 2;
   }
-
-  std::string source;
-  if (!args.empty()) {
-    auto file = gguf::GgufFile::Open(args[0]);
-    if (!file.ok()) return Fail(2, file.status().ToString());
-    auto tokens = (*file)->GetStringArray("tokenizer.ggml.tokens");
-    if (tokens.ok()) {
-      if (!flags.WasSet("bos")) {
-        bos = TokenText(**file, *tokens, "tokenizer.ggml.bos_token_id");
-      }
-      if (!flags.WasSet("eos")) {
-        eos = TokenText(**file, *tokens, "tokenizer.ggml.eos_token_id");
-      }
-    }
-    auto tmpl = (*file)->GetString("tokenizer.chat_template");
-    if (tmpl.ok()) source = *tmpl;
+  if (!template_path.empty() && !builtin.empty()) {
+    return Fail(2, "--chat-template and --builtin exclude each other");
   }
+
+  std::string source, origin;
   if (!template_path.empty()) {
     auto text = ReadFile(template_path);
     if (!text.ok()) return Fail(2, text.status().ToString());
     source = *text;
+    origin = "file:" + template_path;
   }
-  if (source.empty()) source = std::string(chat::ChatMlTemplate());
+  if (!builtin.empty()) {
+    std::optional<chat::BuiltinTemplate> t = BuiltinNamed(builtin);
+    if (!t) {
+      return Fail(2, "--builtin must be gemma, llama3, chatml or plain, not '" +
+                         CEscape(builtin) + "'");
+    }
+    source = std::string(chat::BuiltinTemplateSource(*t));
+    origin = "builtin:" + builtin;
+  }
+  if (!args.empty()) {
+    auto file = gguf::GgufFile::Open(args[0]);
+    if (!file.ok()) return Fail(2, file.status().ToString());
+    auto vocab = tokenizer::LoadVocab(**file);
+    if (!vocab.ok()) return Fail(2, vocab.status().ToString());
+    if (!flags.WasSet("bos")) bos = TokenText(*vocab, vocab->bos);
+    if (!flags.WasSet("eos")) eos = TokenText(*vocab, vocab->eos);
+    if (source.empty()) {
+      server::ChatTemplateChoice c = server::ChooseChatTemplate(**file, *vocab);
+      source = std::move(c.source);
+      origin = std::move(c.origin);
+    }
+  }
+  std::fprintf(stderr, "weft template: chat template %s\n", origin.c_str());
 
   auto request = ReadJson(messages_path);
   if (!request.ok()) return Fail(2, request.status().ToString());

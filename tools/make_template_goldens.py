@@ -16,8 +16,8 @@ None>, documents=None, add_generation_prompt=..., bos_token=..., eos_token=...,
 
 Every template in the shared chat-templates folder (deduplicated by content)
 is rendered over every case below, with add_generation_prompt true and
-false. The ChatML fallback (src/chat/template.cc ChatMlTemplate, copied here
-as CHATML) is rendered too. Outputs: the rendered string, or the message of a
+false. Weft's built-in templates (src/chat/builtin_templates.cc, copied here
+as BUILTINS) are rendered too. Outputs: the rendered string, or the message of a
 raise_exception (kind "raise"), or any other jinja2/Python error (kind
 "error"; the C++ renderer must fail too, the message is not compared).
 
@@ -40,16 +40,62 @@ FIXED_NOW = datetime.datetime(2024, 7, 26, 12, 0, 0)
 BOS = "<s>"
 EOS = "</s>"
 
-CHATML = (
-    "{%- for message in messages -%}\n"
-    "{{- '<|im_start|>' + message['role'] + '\\n' + "
-    "(message['content'] if message['content'] is string else '') + "
-    "'<|im_end|>\\n' -}}\n"
-    "{%- endfor -%}\n"
-    "{%- if add_generation_prompt -%}\n"
-    "{{- '<|im_start|>assistant\\n' -}}\n"
-    "{%- endif -%}\n"
-)
+# Copies of Weft's built-in templates (src/chat/builtin_templates.cc), for
+# the models whose GGUF has none; tests/chat/golden_test.cc checks that they
+# are the same text.
+CONTENT = "(message['content'] if message['content'] is string else '')"
+BUILTINS = {
+    "gemma": (
+        "{%- if messages and messages[0]['role'] == 'system' -%}\n"
+        "{%- set message = messages[0] -%}\n"
+        "{%- set prefix = " + CONTENT + " + '\\n\\n' -%}\n"
+        "{%- set loop_messages = messages[1:] -%}\n"
+        "{%- else -%}\n"
+        "{%- set prefix = '' -%}\n"
+        "{%- set loop_messages = messages -%}\n"
+        "{%- endif -%}\n"
+        "{%- for message in loop_messages -%}\n"
+        "{%- set role = 'model' if message['role'] == 'assistant' "
+        "else message['role'] -%}\n"
+        "{{- '<start_of_turn>' + role + '\\n' + (prefix if loop.first else '') + "
+        + CONTENT + " | trim + '<end_of_turn>\\n' -}}\n"
+        "{%- endfor -%}\n"
+        "{%- if add_generation_prompt -%}\n"
+        "{{- '<start_of_turn>model\\n' -}}\n"
+        "{%- endif -%}\n"),
+    "llama3": (
+        "{%- for message in messages -%}\n"
+        "{{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' + "
+        + CONTENT + " | trim + '<|eot_id|>' -}}\n"
+        "{%- endfor -%}\n"
+        "{%- if add_generation_prompt -%}\n"
+        "{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' -}}\n"
+        "{%- endif -%}\n"),
+    "chatml": (
+        "{%- for message in messages -%}\n"
+        "{{- '<|im_start|>' + message['role'] + '\\n' + " + CONTENT
+        + " + '<|im_end|>\\n' -}}\n"
+        "{%- endfor -%}\n"
+        "{%- if add_generation_prompt -%}\n"
+        "{{- '<|im_start|>assistant\\n' -}}\n"
+        "{%- endif -%}\n"),
+    "plain": (
+        "{%- for message in messages -%}\n"
+        "{%- if message['role'] == 'system' -%}\n"
+        "{{- " + CONTENT + " | trim + '\\n\\n' -}}\n"
+        "{%- elif message['role'] == 'user' -%}\n"
+        "{{- 'User: ' + " + CONTENT + " | trim + '\\n' -}}\n"
+        "{%- elif message['role'] == 'assistant' -%}\n"
+        "{{- 'Assistant: ' + " + CONTENT + " | trim + '\\n' -}}\n"
+        "{%- else -%}\n"
+        "{{- message['role'] | capitalize + ': ' + " + CONTENT
+        + " | trim + '\\n' -}}\n"
+        "{%- endif -%}\n"
+        "{%- endfor -%}\n"
+        "{%- if add_generation_prompt -%}\n"
+        "{{- 'Assistant:' -}}\n"
+        "{%- endif -%}\n"),
+}
 
 
 class GenerationTag(jinja2.ext.Extension):
@@ -394,7 +440,8 @@ def main():
             continue
         seen[digest] = name
         templates[name[:-len(".jinja")]] = src
-    templates["chatml"] = CHATML
+    for name, src in BUILTINS.items():
+        templates["builtin:" + name] = src
     results = []
     for tname, src in templates.items():
         for cname, case in CASES.items():

@@ -83,15 +83,4 @@ StatusOr<std::string> RenderChat(const Template& tmpl, const Value& messages,
   return tmpl.Render(Value::MakeDict(std::move(ctx)), config);
 }
 
-std::string_view ChatMlTemplate() {
-  return "{%- for message in messages -%}\n"
-         "{{- '<|im_start|>' + message['role'] + '\\n' + "
-         "(message['content'] if message['content'] is string else '') + "
-         "'<|im_end|>\\n' -}}\n"
-         "{%- endfor -%}\n"
-         "{%- if add_generation_prompt -%}\n"
-         "{{- '<|im_start|>assistant\\n' -}}\n"
-         "{%- endif -%}\n";
-}
-
 }  // namespace weft::chat

@@ -60,9 +60,4 @@ StatusOr<std::string> RenderChat(const Template& tmpl, const Value& messages,
                                  const Value& extra_kwargs = Value(),
                                  const RenderConfig& config = {});
 
-// The fallback template for models without one: llama.cpp's ChatML
-// ("<|im_start|>{role}\n{content}<|im_end|>\n" per message, then
-// "<|im_start|>assistant\n" when add_generation_prompt).
-std::string_view ChatMlTemplate();
-
 }  // namespace weft::chat

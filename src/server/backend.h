@@ -142,6 +142,11 @@ struct ModelInfo {
   // for: a prompt of B bytes has at least B / this tokens.
   std::optional<int64_t> max_token_bytes;
   int64_t created = 0;                     // unix time the model was loaded
+  // Where the chat template came from: "gguf", "file:PATH", "builtin:NAME".
+  std::optional<std::string> chat_template;
+  // Stop strings every chat request adds (a built-in template's next-turn
+  // marker, e.g. "\nUser:"); usually empty.
+  std::vector<std::string> chat_stop;
 };
 
 // Static engine settings, for /v1/effective-config.
@@ -206,5 +211,15 @@ class Backend {
   // the final event still arrives. Unknown ids are ignored.
   virtual void Abort(const std::string& request_id) = 0;
 };
+
+// What tokenizing with special tokens puts before the text (BOS for most
+// models, nothing for some), found by tokenizing a probe both ways.
+StatusOr<std::vector<int32_t>> LeadingSpecialTokens(Backend& b);
+
+// A rendered chat prompt's tokens, as /v1/chat/completions makes them:
+// special tokens parsed, and the model's leading special tokens (BOS) put in
+// front unless the template wrote them itself (as llama.cpp does).
+StatusOr<std::vector<int32_t>> TokenizeChatPrompt(Backend& b,
+                                                  std::string_view text);
 
 }  // namespace weft::server

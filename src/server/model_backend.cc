@@ -91,21 +91,18 @@ StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
     return InvalidArgumentError(config.model_path + ": " + st.message());
   }
 
-  // Chat template: the override, the GGUF's, or ChatML.
-  std::string source = config.chat_template;
-  std::string origin = config.chat_template_origin.empty()
-                           ? "file" : config.chat_template_origin;
-  if (source.empty() && file.Has("tokenizer.chat_template")) {
-    StatusOr<std::string> s = file.GetString("tokenizer.chat_template");
-    if (s.ok()) {
-      source = *s;
-      origin = "gguf";
-    }
-  }
-  if (source.empty()) origin = "chatml";
+  // Chat template: the override, the GGUF's, or a built-in one the
+  // vocabulary supports.
   const tokenizer::Vocab& vocab = tokenizer->vocab();
-  ChatRenderer chat = ChatRenderer::Create(source, TokenText(vocab, vocab.bos),
-                                           TokenText(vocab, vocab.eos));
+  ChatTemplateChoice tmpl = ChooseChatTemplate(
+      file, vocab, config.chat_template, config.chat_template_path);
+  std::string origin = tmpl.origin;
+  if (tmpl.origin.starts_with("builtin:")) {
+    LOG(INFO) << config.model_path << " has no chat template; chat uses the "
+              << tmpl.origin << " template its vocabulary supports";
+  }
+  ChatRenderer chat = ChatRenderer::Create(
+      tmpl.source, TokenText(vocab, vocab.bos), TokenText(vocab, vocab.eos));
   if (!chat.parse_status().ok()) {
     LOG(ERROR) << "the " << origin << " chat template does not parse ("
                << chat.parse_status().message()
@@ -190,6 +187,8 @@ StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
   mi.vocab_size = tokenizer->n_tokens();
   mi.max_token_bytes = max_token_bytes;
   mi.created = static_cast<int64_t>(std::time(nullptr));
+  mi.chat_template = tmpl.origin;
+  mi.chat_stop = tmpl.stop;
   EngineInfo& ei = opt.engine_info;
   ei.isa_path = std::string(kernels::IsaName(kernels::ActiveIsa()));
   ei.threads = config.threads > 0

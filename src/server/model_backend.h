@@ -22,9 +22,9 @@ struct ModelBackendConfig {
   std::string model_path;          // GGUF file
   std::string model_id;            // name for clients; empty = file stem
   // Jinja source overriding the GGUF's tokenizer.chat_template; empty =
-  // the GGUF's, else ChatML.
+  // the GGUF's, else a built-in one chosen from the vocabulary.
   std::string chat_template;
-  std::string chat_template_origin;  // where it came from, for logs
+  std::string chat_template_path;  // the file it was read from, for reports
   engine::SchedulerConfig scheduler;  // max_model_len 0 is replaced by
                                       // min(training context, 4096)
   uint64_t kv_bytes = 512ull << 20;   // KV cache budget
@@ -46,7 +46,9 @@ struct ModelBackendSummary {
   uint64_t kv_bytes = 0;    // their bytes
   std::string kv_type;      // "f16", ...
   int max_model_len = 0;    // the context length in use
-  std::string chat_template;  // "gguf", "file", "chatml" or an error
+  // "gguf", "file:PATH" or "builtin:NAME", then " (unusable: ...)" when
+  // it does not parse.
+  std::string chat_template;
 };
 
 // Errors: the model file is missing/invalid (InvalidArgument, NotFound,

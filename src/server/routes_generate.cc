@@ -67,6 +67,8 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   // echo + logprobs: prompt index -> its tokens' logprobs (from choice 0).
   std::map<size_t, std::vector<PositionLogprobs>> prompt_logprobs_;
   int32_t max_tokens_ = 16;
+  // Stop strings the chat template adds to every chat request (ModelInfo).
+  std::vector<std::string> chat_stop_;
   std::vector<std::string> backend_ids_;  // submitted so far
   std::vector<ChoiceResult> choices_;     // prompts * n
   size_t remaining_ = 0;                  // backend requests not yet `last`
@@ -81,21 +83,6 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   // sequence, as in vLLM).
   std::vector<std::optional<Clock::time_point>> last_token_;
 };
-
-// What tokenizing with special tokens puts before the text (BOS for most
-// models, nothing for some), found by tokenizing a probe both ways.
-StatusOr<std::vector<int32_t>> LeadingSpecialTokens(Backend& b) {
-  ASSIGN_OR_RETURN(std::vector<int32_t> with, b.Tokenize("a", true, true));
-  ASSIGN_OR_RETURN(std::vector<int32_t> without, b.Tokenize("a", false, true));
-  size_t lead = 0;
-  while (lead + without.size() <= with.size() &&
-         !std::equal(without.begin(), without.end(), with.begin() + lead)) {
-    ++lead;
-  }
-  if (lead + without.size() > with.size()) lead = 0;
-  with.resize(lead);
-  return with;
-}
 
 // The 400 for a prompt of `tokens` tokens (`at_least`: a lower bound)
 // that does not fit a context of `ctx`, in OpenAI's words.
@@ -129,17 +116,10 @@ std::optional<ApiError> GenerationCall::Prepare(const ModelInfo& info) {
     StatusOr<std::string> text = b.ApplyChatTemplate(req_.chat_request);
     if (!text.ok()) return FromStatus(text.status(), "messages");
     if (auto e = CheckPromptBytes(info, text->size(), "messages")) return e;
-    StatusOr<std::vector<int32_t>> ids = b.Tokenize(*text, false, true);
+    StatusOr<std::vector<int32_t>> ids = TokenizeChatPrompt(b, *text);
     if (!ids.ok()) return FromStatus(ids.status(), "messages");
-    // The model's leading special tokens (BOS), unless the template wrote
-    // them (a fallback template such as ChatML does not), as llama.cpp.
-    StatusOr<std::vector<int32_t>> lead = LeadingSpecialTokens(b);
-    if (!lead.ok()) return FromStatus(lead.status(), "messages");
-    if (ids->size() < lead->size() ||
-        !std::equal(lead->begin(), lead->end(), ids->begin())) {
-      ids->insert(ids->begin(), lead->begin(), lead->end());
-    }
     prompts_.push_back({std::move(*ids), "", *text});
+    chat_stop_ = info.chat_stop;
   } else {
     for (PromptInput& in : req_.prompts) {
       Prepared p;
@@ -267,6 +247,11 @@ void GenerationCall::Submit() {
     g.sampling = req_.sampling;
     g.max_tokens = max_tokens_;
     g.stop = req_.stop;
+    for (const std::string& s : chat_stop_) {
+      if (std::find(g.stop.begin(), g.stop.end(), s) == g.stop.end()) {
+        g.stop.push_back(s);
+      }
+    }
     g.stop_token_ids = req_.stop_token_ids;
     g.ignore_eos = req_.ignore_eos;
     g.n = req_.n;

@@ -160,7 +160,8 @@ void HandleEffectiveConfig(ServerState& s, Exchange& ex) {
                 {"quantization", OrNull(m.quantization)},
                 {"context_length", OrNull(m.context_length)},
                 {"parameter_count", OrNull(m.parameter_count)},
-                {"vocab_size", OrNull(m.vocab_size)}};
+                {"vocab_size", OrNull(m.vocab_size)},
+                {"chat_template", OrNull(m.chat_template)}};
   std::optional<int64_t> max_queue = e.max_queue;
   if (!max_queue && c.max_queue > 0) max_queue = c.max_queue;
   json scheduler = {

@@ -66,16 +66,41 @@ TEST(TemplateCli, RealTemplateAndRequestObject) {
       << r.out;
 }
 
-TEST(TemplateCli, DefaultModelFallsBackToChatMl) {
+// Gemma 3 270M (a base model) has no template: its vocabulary's turn
+// tokens pick the built-in Gemma template, the system text folded into the
+// first user turn.
+TEST(TemplateCli, GemmaWithoutTemplateGetsGemmaTurns) {
   std::ifstream model(WEFT_GEMMA_MODEL);
-  if (!model.good()) GTEST_SKIP() << "no default model";
+  if (!model.good()) GTEST_SKIP() << "no Gemma model";
   std::string msgs = WriteTemp("msgs2.json", kChat);
   Result r = RunWeft(std::string(WEFT_GEMMA_MODEL) + " --messages " + msgs +
                      " --add-generation-prompt");
   EXPECT_EQ(r.code, 0);
   EXPECT_EQ(r.out,
+            "<start_of_turn>user\nBe brief.\n\nHi ü<end_of_turn>\n"
+            "<start_of_turn>model\n");
+}
+
+// stories260K's 512-token vocabulary has no turn tokens: the plain
+// transcript, with no marker at all.
+TEST(TemplateCli, VocabWithoutTurnTokensGetsPlainTranscript) {
+  std::string msgs = WriteTemp("msgs4.json", kChat);
+  Result r = RunWeft(std::string(WEFT_SHARED_MODELS_DIR) +
+                     "/stories260K.gguf --messages " + msgs +
+                     " --add-generation-prompt");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "Be brief.\n\nUser: Hi ü\nAssistant:");
+}
+
+TEST(TemplateCli, BuiltinByName) {
+  std::string msgs = WriteTemp("msgs5.json", kChat);
+  Result r = RunWeft("--builtin chatml --messages " + msgs +
+                     " --add-generation-prompt");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out,
             "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi ü"
             "<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(RunWeft("--builtin vicuna --messages " + msgs).code, 2);
 }
 
 TEST(TemplateCli, BadInputExitsWithTwo) {

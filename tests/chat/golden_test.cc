@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "chat/builtin_templates.h"
 #include "chat/template.h"
 #include "tests/chat/json_value.h"
 
@@ -47,9 +48,17 @@ std::string FirstDiff(const std::string& want, const std::string& got) {
          want.substr(from, 160) + "\n  got:  ..." + got.substr(from, 160);
 }
 
-TEST(TemplateGolden, ChatMlSourceMatchesGoldenScript) {
+// The built-in templates' sources are the ones the golden script rendered
+// with jinja2 (it keeps a copy of each under "builtin:NAME").
+TEST(TemplateGolden, BuiltinSourcesMatchGoldenScript) {
   Json g = LoadGoldens();
-  EXPECT_EQ(g["templates"]["chatml"].get<std::string>(), ChatMlTemplate());
+  for (BuiltinTemplate t : {BuiltinTemplate::kGemma, BuiltinTemplate::kLlama3,
+                            BuiltinTemplate::kChatMl, BuiltinTemplate::kPlain}) {
+    const std::string key = "builtin:" + std::string(BuiltinTemplateName(t));
+    ASSERT_TRUE(g["templates"].contains(key)) << key;
+    EXPECT_EQ(g["templates"][key].get<std::string>(), BuiltinTemplateSource(t))
+        << key;
+  }
 }
 
 TEST(TemplateGolden, RendersLikeJinja2) {

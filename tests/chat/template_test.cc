@@ -7,6 +7,8 @@
 #include <random>
 #include <string>
 
+#include "chat/builtin_templates.h"
+
 namespace weft::chat {
 namespace {
 
@@ -200,7 +202,7 @@ TEST(Template, RandomInputNeverCrashes) {
 }
 
 TEST(Template, ChatMlFallback) {
-  auto t = Template::Parse(ChatMlTemplate());
+  auto t = Template::Parse(BuiltinTemplateSource(BuiltinTemplate::kChatMl));
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   Value messages = ListOf({Msg("system", "Be brief."), Msg("user", "Hi"),
                            Msg("assistant", "Hello!"), Msg("user", "Bye")});

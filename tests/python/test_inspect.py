@@ -134,7 +134,11 @@ def test_known_values():
     assert j["vocab_size"] == 512
     assert j["tokenizer_model"] == "llama"
     assert j["has_chat_template"] is False
+    # No template in the file: the built-in one its vocabulary supports.
+    assert j["chat_template"] == "builtin:plain"
     g = inspect_json(GEMMA_MODEL)
+    assert g["chat_template"] == "builtin:gemma"
+    assert inspect_json(CHAT_MODEL)["chat_template"] == "gguf"
     assert g["architecture"] == "gemma3"
     assert g["head_dim"] == 256  # gemma3.attention.key_length
     assert g["vocab_size"] == 262144

@@ -84,6 +84,27 @@ TEST_F(ServerTest, StreamedEqualsNonStreamed) {
   }
 }
 
+// A built-in template's stop string (ModelInfo::chat_stop, e.g. the plain
+// template's "\nUser:") ends chat answers, and only chat answers.
+TEST_F(ServerTest, ChatTemplateStopEndsChatAnswersOnly) {
+  FakeBackendOptions options;
+  options.chat_stop = {" fox"};
+  server_.reset();
+  StartServer({}, options);
+  ClientResponse chat = Post("/v1/chat/completions", R"({
+      "messages": [{"role": "user", "content": "hi"}], "max_tokens": 6,
+      "seed": 0})");
+  ASSERT_EQ(chat.status, 200) << chat.body;
+  json c = json::parse(chat.body);
+  EXPECT_EQ(c["choices"][0]["message"]["content"], "the quick brown");
+  EXPECT_EQ(c["choices"][0]["finish_reason"], "stop");
+  ClientResponse text = Post("/v1/completions", R"({
+      "prompt": "hi", "max_tokens": 6, "seed": 0})");
+  ASSERT_EQ(text.status, 200) << text.body;
+  json t = json::parse(text.body);
+  EXPECT_EQ(t["choices"][0]["text"], FakeBackend::ExpectedText(0, 0, 6));
+}
+
 TEST_F(ServerTest, StreamUsageChunk) {
   ClientResponse r = Post("/v1/chat/completions", R"({
       "messages": [{"role": "user", "content": "hi"}], "max_tokens": 3,

@@ -45,6 +45,7 @@ ModelInfo FakeBackend::model_info() const {
   m.context_length = opt_.context_length;
   m.vocab_size = opt_.vocab_size;
   m.created = 1700000000;
+  m.chat_stop = opt_.chat_stop;
   return m;
 }
 

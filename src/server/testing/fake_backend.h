@@ -32,6 +32,7 @@ struct FakeBackendOptions {
   int token_delay_ms = 0;               // pause between steps
   int eos_after = -1;                   // emit EOS after N tokens (-1 never)
   int fail_after = -1;                  // finish with kError after N tokens
+  std::vector<std::string> chat_stop;   // ModelInfo.chat_stop
 };
 
 class FakeBackend : public Backend {
