@@ -13,7 +13,7 @@ CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 
 .PHONY: all deps model configure build test test-asan test-tsan test-ci-asan test-aarch64 \
-        unit inspect run serve fuzz soak api-fuzz format clean
+        unit inspect run serve chat fuzz soak api-fuzz format clean
 
 all: build
 
@@ -31,6 +31,7 @@ configure: deps
 	@cmake --preset $(BUILD_TYPE) -DWEFT_WERROR=$(WERROR) >/dev/null
 
 build: configure
+	@[ -x $(WEFT) ] || echo "build: compiling Weft in $(BUILD_DIR) with $(JOBS) jobs (a first build takes several minutes)"
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Sanitizer settings for every run under build/asan or build/tsan: any
@@ -91,6 +92,11 @@ run: model build
 SERVE_ARGS ?=
 serve: model build
 	@$(WEFT) serve -m $(MODEL) $(SERVE_ARGS)
+
+# An interactive terminal chat with the default model (CHAT_ARGS="--temp 0").
+CHAT_ARGS ?=
+chat: model build
+	@$(WEFT) chat -m $(MODEL) $(CHAT_ARGS)
 
 # libFuzzer targets (need clang): build/fuzz.
 fuzz: deps

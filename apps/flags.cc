@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 namespace weft::apps {
 namespace {
@@ -208,6 +209,70 @@ bool FlagSet::Parse(int argc, char** argv, std::vector<std::string>* positional,
                  error.c_str(), usage_.c_str());
     *exit_code = 2;
     return false;
+  }
+  return true;
+}
+
+namespace {
+
+// MemAvailable from /proc/meminfo, or 0.
+uint64_t AvailableMemory() {
+  std::ifstream f("/proc/meminfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    unsigned long long kb = 0;
+    if (std::sscanf(line.c_str(), "MemAvailable: %llu kB", &kb) == 1) {
+      return static_cast<uint64_t>(kb) * 1024;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+// "512M", "2G", "1048576" (bytes, binary suffixes K/M/G/T, optional "iB"
+// or "B") or a fraction of available memory in (0, 1) like "0.2".
+bool ParseKvMemory(const std::string& text, uint64_t* bytes,
+                   std::string* error) {
+  std::string s = text;
+  for (const char* suffix : {"iB", "ib", "B", "b"}) {
+    if (s.size() > 1 && s.size() > std::string(suffix).size() &&
+        s.ends_with(suffix)) {
+      s.resize(s.size() - std::string(suffix).size());
+      break;
+    }
+  }
+  double mult = 1;
+  if (!s.empty()) {
+    switch (s.back()) {
+      case 'k': case 'K': mult = 1024.0; break;
+      case 'm': case 'M': mult = 1024.0 * 1024; break;
+      case 'g': case 'G': mult = 1024.0 * 1024 * 1024; break;
+      case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; break;
+      default: break;
+    }
+    if (mult != 1) s.pop_back();
+  }
+  char* end = nullptr;
+  const double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) ||
+      v <= 0) {
+    *error = "--kv-memory: expected bytes like 512M or 2G, or a fraction "
+             "of free memory like 0.2; got '" + text + "'";
+    return false;
+  }
+  if (mult == 1 && v < 1) {
+    const uint64_t avail = AvailableMemory();
+    if (avail == 0) {
+      *error = "--kv-memory: cannot read available memory; give bytes";
+      return false;
+    }
+    *bytes = static_cast<uint64_t>(v * static_cast<double>(avail));
+  } else if (v * mult > 1e15) {
+    *error = "--kv-memory: too large: '" + text + "'";
+    return false;
+  } else {
+    *bytes = static_cast<uint64_t>(v * mult);
   }
   return true;
 }

@@ -65,4 +65,10 @@ class FlagSet {
   std::vector<Flag> flags_;
 };
 
+// --kv-memory's value: "512M", "2G", "1048576" (bytes, binary suffixes
+// K/M/G/T, optional "iB" or "B") or a fraction of available memory in
+// (0, 1) like "0.2". False with *error set on a bad value.
+bool ParseKvMemory(const std::string& text, uint64_t* bytes,
+                   std::string* error);
+
 }  // namespace weft::apps

@@ -33,64 +33,17 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
-// MemAvailable from /proc/meminfo, or 0.
-uint64_t AvailableMemory() {
-  std::ifstream f("/proc/meminfo");
+// The process's resident memory (VmRSS), or 0.
+uint64_t ResidentBytes() {
+  std::ifstream f("/proc/self/status");
   std::string line;
   while (std::getline(f, line)) {
     unsigned long long kb = 0;
-    if (std::sscanf(line.c_str(), "MemAvailable: %llu kB", &kb) == 1) {
+    if (std::sscanf(line.c_str(), "VmRSS: %llu kB", &kb) == 1) {
       return static_cast<uint64_t>(kb) * 1024;
     }
   }
   return 0;
-}
-
-// "512M", "2G", "1048576" (bytes, binary suffixes K/M/G/T, optional "iB"
-// or "B") or a fraction of available memory in (0, 1) like "0.2".
-bool ParseKvMemory(const std::string& text, uint64_t* bytes,
-                   std::string* error) {
-  std::string s = text;
-  for (const char* suffix : {"iB", "ib", "B", "b"}) {
-    if (s.size() > 1 && s.size() > std::string(suffix).size() &&
-        s.ends_with(suffix)) {
-      s.resize(s.size() - std::string(suffix).size());
-      break;
-    }
-  }
-  double mult = 1;
-  if (!s.empty()) {
-    switch (s.back()) {
-      case 'k': case 'K': mult = 1024.0; break;
-      case 'm': case 'M': mult = 1024.0 * 1024; break;
-      case 'g': case 'G': mult = 1024.0 * 1024 * 1024; break;
-      case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; break;
-      default: break;
-    }
-    if (mult != 1) s.pop_back();
-  }
-  char* end = nullptr;
-  const double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) ||
-      v <= 0) {
-    *error = "--kv-memory: expected bytes like 512M or 2G, or a fraction "
-             "of free memory like 0.2; got '" + text + "'";
-    return false;
-  }
-  if (mult == 1 && v < 1) {
-    const uint64_t avail = AvailableMemory();
-    if (avail == 0) {
-      *error = "--kv-memory: cannot read available memory; give bytes";
-      return false;
-    }
-    *bytes = static_cast<uint64_t>(v * static_cast<double>(avail));
-  } else if (v * mult > 1e15) {
-    *error = "--kv-memory: too large: '" + text + "'";
-    return false;
-  } else {
-    *bytes = static_cast<uint64_t>(v * mult);
-  }
-  return true;
 }
 
 StatusOr<std::string> ReadFile(const std::string& path) {
@@ -205,6 +158,8 @@ int RunServe(int argc, char** argv) {
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
+  LOG(INFO) << "loading " << model_path;
+  const auto load_start = std::chrono::steady_clock::now();
   server::ModelBackendSummary summary;
   StatusOr<std::unique_ptr<server::EngineBackend>> backend =
       server::LoadEngineBackend(mc, &summary);
@@ -215,6 +170,13 @@ int RunServe(int argc, char** argv) {
                 msg.find(model_path) != std::string::npos ? msg : model_path + ": " + msg);
   }
   LOG(INFO) << "model " << model_path << ": " << summary.model;
+  LOG(INFO) << StrFormat(
+      "loaded in %.2f s: weights %s (mapped), KV cache %s, resident %s",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                    load_start).count(),
+      HumanBytes(static_cast<double>(summary.weight_bytes)).c_str(),
+      HumanBytes(static_cast<double>(summary.kv_bytes)).c_str(),
+      HumanBytes(static_cast<double>(ResidentBytes())).c_str());
   LOG(INFO) << StrFormat(
       "config: host=%s port=%lld max_seqs=%lld max_batched_tokens=%lld "
       "prefill_chunk=%lld ctx=%d max_queue=%lld threads=%lld kv_memory=%s "

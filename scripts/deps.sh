@@ -12,6 +12,7 @@ APT_PACKAGES=(
   libpcre2-dev nlohmann-json3-dev libboost1.81-dev libssl-dev
   clang libclang-rt-14-dev
   python3 python3-venv python3-pip
+  tmux
 )
 
 source scripts/apt.sh

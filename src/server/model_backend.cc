@@ -209,6 +209,9 @@ StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
     summary->kv_blocks = blocks;
     summary->kv_local_blocks = kv.local_num_blocks;
     summary->kv_bytes = kv_bytes_used;
+    for (const gguf::TensorInfo& t : file.tensors()) {
+      summary->weight_bytes += t.nbytes;
+    }
     summary->kv_type = model::KvTypeName(kv_type);
     summary->max_model_len = sched.max_model_len;
     summary->chat_template = origin;

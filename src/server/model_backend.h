@@ -44,6 +44,7 @@ struct ModelBackendSummary {
   int64_t kv_blocks = 0;    // KV blocks allocated (full-attention group)
   int64_t kv_local_blocks = 0;  // of the sliding-window group (0: none)
   uint64_t kv_bytes = 0;    // their bytes
+  uint64_t weight_bytes = 0;  // the model file's tensor bytes (mapped)
   std::string kv_type;      // "f16", ...
   int max_model_len = 0;    // the context length in use
   // "gguf", "file:PATH" or "builtin:NAME", then " (unusable: ...)" when

@@ -1,0 +1,152 @@
+"""`weft chat` as a person uses it: in a terminal (tmux), typing messages and
+commands, reading the streamed answers off the screen.
+
+Env: WEFT_BINARY, WEFT_DEFAULT_MODEL (set by ctest). Needs tmux (installed
+by scripts/deps.sh).
+"""
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import CHAT_MODEL, WEFT
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
+                                reason="tmux is not installed")
+
+PROMPT = ">>> "
+
+
+class Terminal:
+    """A tmux session running one command in a 200x50 window."""
+
+    def __init__(self, command):
+        self.name = f"weft-chat-{os.getpid()}-{time.monotonic_ns()}"
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.name,
+                        "-x", "200", "-y", "50", command], check=True)
+
+    def screen(self):
+        """The whole scrollback and screen as text."""
+        r = subprocess.run(["tmux", "capture-pane", "-p", "-J", "-S", "-2000",
+                            "-t", self.name], capture_output=True, text=True)
+        return r.stdout
+
+    def type(self, text):
+        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text],
+                       check=True)
+        subprocess.run(["tmux", "send-keys", "-t", self.name, "Enter"],
+                       check=True)
+
+    def key(self, key):
+        subprocess.run(["tmux", "send-keys", "-t", self.name, key], check=True)
+
+    def wait_for(self, predicate, what, timeout=180.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            s = self.screen()
+            if predicate(s):
+                return s
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {what}; screen:\n"
+                             + self.screen())
+
+    def close(self):
+        subprocess.run(["tmux", "kill-session", "-t", self.name],
+                       capture_output=True)
+
+
+def prompts(screen):
+    """How many input prompts the screen shows."""
+    return sum(1 for line in screen.splitlines() if line.startswith(PROMPT))
+
+
+def answer_after(screen, message):
+    """The text printed between `message`'s line and the next prompt."""
+    lines = screen.splitlines()
+    at = max(i for i, line in enumerate(lines) if line == PROMPT + message)
+    out = []
+    for line in lines[at + 1:]:
+        if line.startswith(PROMPT.rstrip()):
+            break
+        out.append(line)
+    return "\n".join(out).strip()
+
+
+@pytest.fixture
+def chat():
+    tmp = tempfile.mkdtemp(prefix="weft-chat-")
+    rc_file = os.path.join(tmp, "rc")
+    cmd = (f"{shlex.quote(WEFT)} chat -m {shlex.quote(CHAT_MODEL)} "
+           f"--temp 0 -n 120 --threads 2 --ctx 2048; "
+           f"echo $? > {shlex.quote(rc_file)}; sleep 60")
+    term = Terminal(cmd)
+    term.rc_file = rc_file
+    yield term
+    term.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def say(term, message):
+    """Types `message` and waits for its answer to end (the next prompt)."""
+    before = prompts(term.screen())
+    term.type(message)
+    screen = term.wait_for(lambda s: prompts(s) > before,
+                           f"the answer to {message!r}")
+    return answer_after(screen, message)
+
+
+def test_two_turns_clear_third_turn_exit(chat):
+    chat.wait_for(lambda s: "Send a message" in s and s.rstrip().endswith(">>>"),
+                  "the first prompt")
+    first = say(chat, "Name the three primary colors.")
+    assert "Red" in first
+    second = say(chat, "Say that again in one word.")
+    assert second
+    assert "<|im" not in first + second  # no template marker shown
+
+    before = prompts(chat.screen())
+    chat.type("/clear")
+    screen = chat.wait_for(lambda s: prompts(s) > before, "/clear")
+    assert "Cleared the conversation." in screen
+
+    third = say(chat, "Write a haiku about the sea.")
+    assert third
+
+    # A message of several lines between """ lines.
+    before = prompts(chat.screen())
+    chat.type('"""List these colours:')
+    chat.type("red")
+    chat.type('blue"""')
+    chat.wait_for(lambda s: prompts(s) > before, "the multi-line answer")
+
+    chat.type("/exit")
+    chat.wait_for(lambda s: os.path.exists(chat.rc_file), "weft chat to exit",
+                  timeout=60)
+    with open(chat.rc_file) as f:
+        assert f.read().strip() == "0"
+
+
+def test_ctrl_c_stops_the_answer_not_the_chat(chat):
+    chat.wait_for(lambda s: s.rstrip().endswith(">>>"), "the first prompt")
+    message = "Write a long story about a dragon who learns to sail."
+    chat.type(message)
+    # Some of the answer is on screen, then Ctrl-C.
+    chat.wait_for(lambda s: len(s.split(PROMPT + message, 1)[-1].strip()) > 20,
+                  "the answer to start")
+    chat.key("C-c")
+    chat.wait_for(lambda s: "(stopped)" in s, "the answer to stop")
+    chat.wait_for(lambda s: s.rstrip().endswith(">>>"), "the next prompt")
+    # Ctrl-C at the prompt leaves a hint, not the program.
+    chat.key("C-c")
+    chat.wait_for(lambda s: "Use Ctrl + d or /bye to exit." in s, "the hint")
+    assert not os.path.exists(chat.rc_file)
+    # Ctrl-D leaves.
+    chat.key("C-d")
+    chat.wait_for(lambda s: os.path.exists(chat.rc_file), "weft chat to exit",
+                  timeout=60)
+    with open(chat.rc_file) as f:
+        assert f.read().strip() == "0"
