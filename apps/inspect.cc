@@ -12,7 +12,10 @@
 #include "apps/command.h"
 #include "apps/flags.h"
 #include "gguf/gguf.h"
+#include "kernels/matmul.h"
+#include "kernels/packed_x8.h"
 #include "server/chat_render.h"
+#include "tensor/quant.h"
 #include "tensor/types.h"
 #include "tokenizer/vocab.h"
 #include "util/cpu_features.h"
@@ -71,6 +74,16 @@ std::optional<uint64_t> MetaUint(const GgufFile& f, const std::string& key) {
   return *v;
 }
 
+// How Weft multiplies by weights of `type`: "x8" (repacked, register-tiled
+// SIMD kernels), "simd" (SIMD dot kernels on the file's rows), "dequantize"
+// (each row decoded to float first: slow) or "none" (not a weight type).
+std::string MatMulPath(GgmlType type) {
+  if (kernels::CanPackX8(type)) return "x8";
+  if (kernels::MatMulSupports(type)) return "simd";
+  if (CanDequantize(type)) return "dequantize";
+  return "none";
+}
+
 Json Summarize(const GgufFile& f, bool with_tensors) {
   Json j;
   std::string arch = f.GetString("general.architecture").ok()
@@ -106,7 +119,8 @@ Json Summarize(const GgufFile& f, bool with_tensors) {
   for (auto& [type, cb] : sorted) {
     q.push_back({{"type", std::string(TypeName(type))},
                  {"tensors", cb.first},
-                 {"bytes", cb.second}});
+                 {"bytes", cb.second},
+                 {"matmul", MatMulPath(type)}});
   }
   j["quantization"] = std::move(q);
   j["context_length"] = Meta(f, k("context_length"));
@@ -206,9 +220,10 @@ void PrintText(const Json& j, bool with_tensors) {
   row("chat template:", Text(j["chat_template"]));
   std::printf("quantization:\n");
   for (const auto& q : j["quantization"]) {
-    std::printf("  %-8s %5llu tensors %12s\n", Text(q["type"]).c_str(),
+    std::printf("  %-8s %5llu tensors %12s   matmul: %s\n", Text(q["type"]).c_str(),
                 static_cast<unsigned long long>(q["tensors"].get<uint64_t>()),
-                HumanBytes(q["bytes"].get<double>()).c_str());
+                HumanBytes(q["bytes"].get<double>()).c_str(),
+                Text(q["matmul"]).c_str());
   }
   if (!with_tensors) return;
   std::printf("tensors:\n");

@@ -59,6 +59,16 @@ GEMMA_PROMPTS = [
      [2, 14946, 3324, 496, 990, 236764, 528, 496, 1944, 9744, 684, 506, 5442,
       236764, 993, 11742]),
 ]
+# SmolLM2-135M-Instruct Q4_1 (the default model): two chat prompts, ids as
+# llama-server tokenized them (tests/data/chat/smollm2_llama_server.json).
+SMOL = os.environ.get("WEFT_DEFAULT_MODEL",
+                      os.path.join(ROOT, "models", "smollm2-135m-instruct-q4_1.gguf"))
+SMOL_PROMPTS = [
+    ("<chat> Name the three primary colors.",
+     [1, 9690, 198, 2683, 359, 253, 5356, 5646, 11173, 3365, 3511, 308, 34519, 28, 7018, 411, 407, 19712, 8182, 2, 198, 1, 4093, 198, 5820, 260, 1296, 3003, 4683, 30, 2, 198, 1, 520, 9531, 198]),
+    ("<chat> Write a haiku about the sea.",
+     [1, 9690, 198, 2683, 359, 253, 5356, 5646, 11173, 3365, 3511, 308, 34519, 28, 7018, 411, 407, 19712, 8182, 2, 198, 1, 4093, 198, 19161, 253, 421, 30614, 563, 260, 3426, 30, 2, 198, 1, 520, 9531, 198]),
+]
 # GPT-2 vocabulary ids (no BOS); the synthetic model has random weights so
 # any ids in range do. --std 0.2 makes logits spread enough (std ~3) that
 # greedy choices are well separated.
@@ -170,7 +180,7 @@ def make_golden(name, model_path, prompts, full_logits, llamacpp_python, extra=N
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=["stories", "gemma", "qwen2"])
+    ap.add_argument("--only", choices=["stories", "gemma", "smollm2", "qwen2"])
     ap.add_argument("--weft", default=os.path.join(ROOT, "build", "release", "weft"))
     ap.add_argument("--llamacpp-python", default="/work/refvenv/bin/python")
     a = ap.parse_args()
@@ -180,6 +190,8 @@ def main():
                     STORIES_PROMPTS, True, a.llamacpp_python)
     if a.only in (None, "gemma"):
         make_golden("gemma3-270m", GEMMA, GEMMA_PROMPTS, False, a.llamacpp_python)
+    if a.only in (None, "smollm2"):
+        make_golden("smollm2-135m", SMOL, SMOL_PROMPTS, False, a.llamacpp_python)
     if a.only in (None, "qwen2"):
         if not os.path.exists(a.weft):
             print(f"no weft binary at {a.weft}; skipping qwen2", file=sys.stderr)

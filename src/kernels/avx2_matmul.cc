@@ -1,5 +1,5 @@
 // AVX2 matmul kernels for float weights (F32, F16, BF16) and the 32-element
-// legacy formats (Q4_0, Q5_0, Q8_0) against Q8x32 activations. Each dot
+// legacy formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) against Q8x32 activations. Each dot
 // kernel decodes a weight block once and uses it for up to kMaxDotCols
 // activation rows (register blocking across M).
 //
@@ -88,20 +88,41 @@ void DotFloatN(int64_t k, const void* w, const void* xq, size_t stride, float* o
 
 // ---- Legacy 32-element formats ----
 
-// Each format decodes a block into 32 unsigned bytes u with
-// w = d * (u - kOffset).
+// Each format decodes a block into 32 unsigned bytes u with w = d * u + c:
+// c = kCorr * d, kCorr the negated code offset (Q4_0, Q5_0), or the
+// block's minimum m (Q4_1, Q5_1; kCorr = 1). The
+// dot of a block is d * da * sum(u * q) + c * da * sum(q): the second term
+// is CorrW(block, d) * ds (the activations' block sums), added up over the
+// blocks and multiplied by kCorr at the end.
 struct Q4_0 {
   using Block = BlockQ4_0;
-  static constexpr int kOffset = 8;
+  static constexpr float kCorr = -8.0f;
   static __m256i Unpack(const Block& b) { return x86::NibblesToBytes(b.qs); }
+  static float CorrW(const Block&, float d) { return d; }
 };
 struct Q5_0 {
   using Block = BlockQ5_0;
-  static constexpr int kOffset = 16;
+  static constexpr float kCorr = -16.0f;
   static __m256i Unpack(const Block& b) {
     const __m256i hi = _mm256_and_si256(x86::BitsToBytes(b.qh), _mm256_set1_epi8(0x10));
     return _mm256_or_si256(x86::NibblesToBytes(b.qs), hi);
   }
+  static float CorrW(const Block&, float d) { return d; }
+};
+struct Q4_1 {
+  using Block = BlockQ4_1;
+  static constexpr float kCorr = 1.0f;
+  static __m256i Unpack(const Block& b) { return x86::NibblesToBytes(b.qs); }
+  static float CorrW(const Block& b, float) { return Fp16(b.m); }
+};
+struct Q5_1 {
+  using Block = BlockQ5_1;
+  static constexpr float kCorr = 1.0f;
+  static __m256i Unpack(const Block& b) {
+    const __m256i hi = _mm256_and_si256(x86::BitsToBytes(b.qh), _mm256_set1_epi8(0x10));
+    return _mm256_or_si256(x86::NibblesToBytes(b.qs), hi);
+  }
+  static float CorrW(const Block& b, float) { return Fp16(b.m); }
 };
 
 // One block against NC activation rows, accumulated into acc.
@@ -134,32 +155,34 @@ void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* 
   }
   for (int64_t b0 = 0; b0 < nb; b0 += 8) {
     const int n = nb - b0 < 8 ? static_cast<int>(nb - b0) : 8;
-    alignas(32) float dws[8];
+    alignas(32) float cws[8];  // the blocks' CorrW
     int i = 0;
     for (; i + 2 <= n; i += 2) {
-      dws[i] = Fp16(wb[b0 + i].d);
-      dws[i + 1] = Fp16(wb[b0 + i + 1].d);
-      LegacyBlock<F, NC>(wb[b0 + i], dws[i], b0 + i, x, acc0);
-      LegacyBlock<F, NC>(wb[b0 + i + 1], dws[i + 1], b0 + i + 1, x, acc1);
+      const float d0 = Fp16(wb[b0 + i].d), d1 = Fp16(wb[b0 + i + 1].d);
+      cws[i] = F::CorrW(wb[b0 + i], d0);
+      cws[i + 1] = F::CorrW(wb[b0 + i + 1], d1);
+      LegacyBlock<F, NC>(wb[b0 + i], d0, b0 + i, x, acc0);
+      LegacyBlock<F, NC>(wb[b0 + i + 1], d1, b0 + i + 1, x, acc1);
     }
     if (i < n) {
-      dws[i] = Fp16(wb[b0 + i].d);
-      LegacyBlock<F, NC>(wb[b0 + i], dws[i], b0 + i, x, acc0);
+      const float d0 = Fp16(wb[b0 + i].d);
+      cws[i] = F::CorrW(wb[b0 + i], d0);
+      LegacyBlock<F, NC>(wb[b0 + i], d0, b0 + i, x, acc0);
     }
     if (n == 8) {
-      const __m256 vdws = _mm256_load_ps(dws);
+      const __m256 vcws = _mm256_load_ps(cws);
       for (int c = 0; c < NC; ++c) {
-        corr[c] = _mm256_fmadd_ps(vdws, _mm256_loadu_ps(x[c].ds + b0), corr[c]);
+        corr[c] = _mm256_fmadd_ps(vcws, _mm256_loadu_ps(x[c].ds + b0), corr[c]);
       }
     } else {
       for (int c = 0; c < NC; ++c) {
-        for (int j = 0; j < n; ++j) corr_tail[c] += dws[j] * x[c].ds[b0 + j];
+        for (int j = 0; j < n; ++j) corr_tail[c] += cws[j] * x[c].ds[b0 + j];
       }
     }
   }
   for (int c = 0; c < NC; ++c) {
-    out[c] = HsumPs(_mm256_add_ps(acc0[c], acc1[c])) -
-             static_cast<float>(F::kOffset) * (HsumPs(corr[c]) + corr_tail[c]);
+    out[c] = HsumPs(_mm256_add_ps(acc0[c], acc1[c])) +
+             F::kCorr * (HsumPs(corr[c]) + corr_tail[c]);
   }
 }
 
@@ -245,6 +268,8 @@ void FillFloatAndLegacy(KernelTable* t) {
   set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadBF16>::K>);
   set(WeightFormat::kQ4_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<LegacyK<Q4_0>::K>);
   set(WeightFormat::kQ5_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<LegacyK<Q5_0>::K>);
+  set(WeightFormat::kQ4_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<LegacyK<Q4_1>::K>);
+  set(WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<LegacyK<Q5_1>::K>);
   set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<Q8_0K>);
 }
 

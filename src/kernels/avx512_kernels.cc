@@ -1,4 +1,4 @@
-// AVX-512 kernels: the legacy 32-element formats with VNNI (vpdpbusd, two
+// AVX-512 kernels: the legacy 32-element formats (Q4_0/1, Q5_0/1, Q8_0) with VNNI (vpdpbusd, two
 // blocks per zmm), float weights on zmm, BF16 weights with vdpbf16ps when
 // the CPU has AVX512_BF16, the x8 layout's Q4_0/Q5_0/Q8_0 tiles with
 // vpdpbusd on ymm (x8_vnni_impl.h; their panel path for M >= 5 is
@@ -29,25 +29,46 @@ namespace {
 using x86::Fp16;
 using x86::HsumPs;
 
-// ---- Legacy formats: u = unsigned weight bytes, w = d * (u - kOffset) ----
+// ---- Legacy formats: u = unsigned weight bytes, w = d * u + c ----
+// c = kCorr * d (kCorr the negated code offset) or the block minimum m
+// (kCorr = 1); as in avx2_matmul.cc, the c term is CorrW(block, d) * ds
+// summed over blocks, times kCorr at the end.
 
 struct Q4_0 {
   using Block = BlockQ4_0;
-  static constexpr int kOffset = 8;
+  static constexpr float kCorr = -8.0f;
   static __m256i Unpack(const Block& b) { return x86::NibblesToBytes(b.qs); }
+  static float CorrW(const Block&, float d) { return d; }
 };
 struct Q5_0 {
   using Block = BlockQ5_0;
-  static constexpr int kOffset = 16;
+  static constexpr float kCorr = -16.0f;
   static __m256i Unpack(const Block& b) {
     const __m256i hi = _mm256_and_si256(x86::BitsToBytes(b.qh), _mm256_set1_epi8(0x10));
     return _mm256_or_si256(x86::NibblesToBytes(b.qs), hi);
   }
+  static float CorrW(const Block&, float d) { return d; }
+};
+struct Q4_1 {
+  using Block = BlockQ4_1;
+  static constexpr float kCorr = 1.0f;
+  static __m256i Unpack(const Block& b) { return x86::NibblesToBytes(b.qs); }
+  static float CorrW(const Block& b, float) { return Fp16(b.m); }
+};
+struct Q5_1 {
+  using Block = BlockQ5_1;
+  static constexpr float kCorr = 1.0f;
+  static __m256i Unpack(const Block& b) {
+    const __m256i hi = _mm256_and_si256(x86::BitsToBytes(b.qh), _mm256_set1_epi8(0x10));
+    return _mm256_or_si256(x86::NibblesToBytes(b.qs), hi);
+  }
+  static float CorrW(const Block& b, float) { return Fp16(b.m); }
 };
 // Signed int8 weights shifted to unsigned: u = q + 128.
 struct Q8_0 {
   using Block = BlockQ8_0;
-  static constexpr int kOffset = 128;
+  static constexpr float kCorr = -128.0f;
+  static float CorrW(const Block&, float d) { return d; }
   static __m256i Unpack(const Block& b) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
     return _mm256_xor_si256(q, _mm256_set1_epi8(static_cast<char>(0x80)));
@@ -74,13 +95,14 @@ void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* 
   }
   for (int64_t b0 = 0; b0 < nb; b0 += 8) {
     const int n = nb - b0 < 8 ? static_cast<int>(nb - b0) : 8;
-    alignas(32) float dws[8];
+    alignas(32) float cws[8];  // the blocks' CorrW
     int i = 0;
     for (; i + 2 <= n; i += 2) {
       const int64_t b = b0 + i;
-      dws[i] = Fp16(wb[b].d);
-      dws[i + 1] = Fp16(wb[b + 1].d);
-      const __m512 vdw = Pair(dws[i], dws[i + 1]);
+      const float d0 = Fp16(wb[b].d), d1 = Fp16(wb[b + 1].d);
+      cws[i] = F::CorrW(wb[b], d0);
+      cws[i + 1] = F::CorrW(wb[b + 1], d1);
+      const __m512 vdw = Pair(d0, d1);
       const __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(F::Unpack(wb[b])),
                                            F::Unpack(wb[b + 1]), 1);
       for (int c = 0; c < NC; ++c) {
@@ -92,8 +114,9 @@ void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* 
     }
     for (; i < n; ++i) {
       const int64_t b = b0 + i;
-      dws[i] = Fp16(wb[b].d);
-      const __m256 vdw = _mm256_set1_ps(dws[i]);
+      const float d0 = Fp16(wb[b].d);
+      cws[i] = F::CorrW(wb[b], d0);
+      const __m256 vdw = _mm256_set1_ps(d0);
       const __m256i u = F::Unpack(wb[b]);
       for (int c = 0; c < NC; ++c) {
         const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[c].qs + 32 * b));
@@ -103,19 +126,19 @@ void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* 
       }
     }
     if (n == 8) {
-      const __m256 vdws = _mm256_load_ps(dws);
+      const __m256 vcws = _mm256_load_ps(cws);
       for (int c = 0; c < NC; ++c) {
-        corr[c] = _mm256_fmadd_ps(vdws, _mm256_loadu_ps(x[c].ds + b0), corr[c]);
+        corr[c] = _mm256_fmadd_ps(vcws, _mm256_loadu_ps(x[c].ds + b0), corr[c]);
       }
     } else {
       for (int c = 0; c < NC; ++c) {
-        for (int j = 0; j < n; ++j) corr_tail[c] += dws[j] * x[c].ds[b0 + j];
+        for (int j = 0; j < n; ++j) corr_tail[c] += cws[j] * x[c].ds[b0 + j];
       }
     }
   }
   for (int c = 0; c < NC; ++c) {
-    out[c] = _mm512_reduce_add_ps(acc[c]) + HsumPs(acc1[c]) -
-             static_cast<float>(F::kOffset) * (HsumPs(corr[c]) + corr_tail[c]);
+    out[c] = _mm512_reduce_add_ps(acc[c]) + HsumPs(acc1[c]) +
+             F::kCorr * (HsumPs(corr[c]) + corr_tail[c]);
   }
 }
 
@@ -283,6 +306,8 @@ void Fill(KernelTable* t, bool bf16) {
   const QuantizeActFn q8 = t->matmul[static_cast<int>(WeightFormat::kQ8_0)].quantize;
   set(WeightFormat::kQ4_0, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q4_0>::K>);
   set(WeightFormat::kQ5_0, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q5_0>::K>);
+  set(WeightFormat::kQ4_1, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q4_1>::K>);
+  set(WeightFormat::kQ5_1, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q5_1>::K>);
   set(WeightFormat::kQ8_0, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q8_0>::K>);
   set(WeightFormat::kF32, ActFormat::kF32, nullptr, DotCols<FloatK<LoadF32>::K>);
   set(WeightFormat::kF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadF16>::K>);

@@ -71,7 +71,9 @@ PeakKind PeakKindOf(GgmlType type) {
     case WeightFormat::kQ8_0:
       return PeakKind::kInt8Signed;
     case WeightFormat::kQ4_0:
+    case WeightFormat::kQ4_1:
     case WeightFormat::kQ5_0:
+    case WeightFormat::kQ5_1:
     case WeightFormat::kQ4_K:
     case WeightFormat::kQ5_K:
     case WeightFormat::kQ6_K:

@@ -21,7 +21,7 @@ namespace weft::kernels {
 // (compute_peak.h), as KernelTable::peak_loop's `kind`.
 enum class PeakKind : int {
   kInt8Signed = 0,    // Q8_0 weights: vpsignb, vpmaddubsw, vpmaddwd, vpaddd
-  kInt8Unsigned = 1,  // unsigned codes (Q4_0, Q5_0, K-quants): vpmaddubsw, vpaddw
+  kInt8Unsigned = 1,  // unsigned codes (Q4_0/1, Q5_0/1, K-quants): vpmaddubsw, vpaddw
   kF32Fma = 2,        // float weights: one f32 FMA per 8 lanes
 };
 inline constexpr int kNumPeakKinds = 3;
@@ -39,6 +39,8 @@ enum class WeightFormat : int {
   kQ4_K,
   kQ5_K,
   kQ6_K,
+  kQ4_1,
+  kQ5_1,
   kCount,
 };
 inline constexpr int kNumWeightFormats = static_cast<int>(WeightFormat::kCount);

@@ -27,7 +27,9 @@ bool MatMulSupports(GgmlType type) {
     case GgmlType::kF16:
     case GgmlType::kBF16:
     case GgmlType::kQ4_0:
+    case GgmlType::kQ4_1:
     case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1:
     case GgmlType::kQ8_0:
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
@@ -45,6 +47,8 @@ WeightFormat ToWeightFormat(GgmlType type) {
     case GgmlType::kBF16: return WeightFormat::kBF16;
     case GgmlType::kQ4_0: return WeightFormat::kQ4_0;
     case GgmlType::kQ5_0: return WeightFormat::kQ5_0;
+    case GgmlType::kQ4_1: return WeightFormat::kQ4_1;
+    case GgmlType::kQ5_1: return WeightFormat::kQ5_1;
     case GgmlType::kQ8_0: return WeightFormat::kQ8_0;
     case GgmlType::kQ4_K: return WeightFormat::kQ4_K;
     case GgmlType::kQ5_K: return WeightFormat::kQ5_K;

@@ -117,6 +117,45 @@ float DotQ5_0(int64_t k, const void* w, const void* x) {
   return s;
 }
 
+// Q4_1 / Q5_1: w = d * u + m, so dot = d * da * sum(u * q) + m * ds with
+// the activations' block sums ds = da * sum(q).
+float DotQ4_1(int64_t k, const void* w, const void* x) {
+  const BlockQ4_1* wb = static_cast<const BlockQ4_1*>(w);
+  const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
+  float s = 0;
+  for (int64_t b = 0; b < k / 32; ++b) {
+    const int8_t* q = a.qs + b * 32;
+    int isum = 0;
+    for (int j = 0; j < 16; ++j) {
+      isum += (wb[b].qs[j] & 0x0f) * q[j];
+      isum += (wb[b].qs[j] >> 4) * q[j + 16];
+    }
+    s += Fp16ToFp32(wb[b].d) * a.d[b] * static_cast<float>(isum) +
+         Fp16ToFp32(wb[b].m) * a.ds[b];
+  }
+  return s;
+}
+
+float DotQ5_1(int64_t k, const void* w, const void* x) {
+  const BlockQ5_1* wb = static_cast<const BlockQ5_1*>(w);
+  const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
+  float s = 0;
+  for (int64_t b = 0; b < k / 32; ++b) {
+    uint32_t qh;
+    std::memcpy(&qh, wb[b].qh, 4);
+    const int8_t* q = a.qs + b * 32;
+    int isum = 0;
+    for (int j = 0; j < 16; ++j) {
+      const int h0 = (qh >> j) & 1, h1 = (qh >> (j + 16)) & 1;
+      isum += ((wb[b].qs[j] & 0x0f) | (h0 << 4)) * q[j];
+      isum += ((wb[b].qs[j] >> 4) | (h1 << 4)) * q[j + 16];
+    }
+    s += Fp16ToFp32(wb[b].d) * a.d[b] * static_cast<float>(isum) +
+         Fp16ToFp32(wb[b].m) * a.ds[b];
+  }
+  return s;
+}
+
 float DotQ8_0(int64_t k, const void* w, const void* x) {
   const BlockQ8_0* wb = static_cast<const BlockQ8_0*>(w);
   const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
@@ -326,6 +365,8 @@ KernelTable MakeScalarTable() {
   set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<DotBF16>);
   set(WeightFormat::kQ4_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ4_0>);
   set(WeightFormat::kQ5_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ5_0>);
+  set(WeightFormat::kQ4_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ4_1>);
+  set(WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ5_1>);
   set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8_0>);
   set(WeightFormat::kQ4_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ4_K>);
   set(WeightFormat::kQ5_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ5_K>);

@@ -87,7 +87,9 @@ inline std::vector<float> RunMatMul(const KernelTable& t, const Problem& p,
 inline int64_t ActBlock(GgmlType type) {
   switch (type) {
     case GgmlType::kQ4_0:
+    case GgmlType::kQ4_1:
     case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1:
     case GgmlType::kQ8_0:
       return 32;
     case GgmlType::kQ4_K:

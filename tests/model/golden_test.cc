@@ -204,6 +204,24 @@ TEST(GoldenTest, Gemma3_270M) {
   });
 }
 
+// SmolLM2-135M-Instruct Q4_1, the default model: a llama with 30 layers,
+// GQA 3 (9 heads, 3 KV heads), Q4_1 matrices and a tied Q8_0 output,
+// checked on two chat prompts (special tokens included). The reference
+// decodes the same Q4_1 / Q8_0 bytes with gguf-py. Float activations:
+// float32 error only (observed 1e-5 to 5e-5; any real mistake, e.g. a lost
+// Q4_1 minimum, moves logits by > 1). The int8 path (Q4_1's own kernels:
+// d * da * sum(u * q) + m * ds) gets the derived tolerance (observed
+// 0.23-0.56 against 2.2-2.6), over 32 teacher-forced steps.
+TEST(GoldenTest, SmolLM2_135M_Q4_1) {
+  const std::string path = WEFT_DEFAULT_MODEL;
+  if (!FileExists(path)) GTEST_SKIP() << "no " << path;
+  const json g = ReadGolden("smollm2-135m.json");
+  ForEachIsa([&](const kernels::KernelTable& t) {
+    CheckGolden(path, g, 1e-3f, Greedy::kTeacherForced, 4, t, true);
+    CheckGolden(path, g, -1, Greedy::kTeacherForced, 32, t, false);
+  });
+}
+
 // Synthetic qwen2 (random Q8_0 weights) regenerated with `weft make-model`
 // exactly as the golden records; its sha256 must match the golden's.
 TEST(GoldenTest, Qwen2Synthetic) {
