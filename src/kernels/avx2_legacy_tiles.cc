@@ -1,17 +1,18 @@
 // AVX2 register-tiled matmul micro-kernels for the 32-element legacy formats
-// (Q4_0, Q5_0, Q8_0) against int8 activations: RW weight rows x RC
+// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) against int8 activations: RW weight rows x RC
 // activation rows per call (RW <= kMaxTileRows, RC <= kMaxTileCols), one
 // float accumulator per (row, column) pair, each weight block unpacked once
 // per call for all RC rows and each activation block loaded once for all RW.
 //
 // Per block b of 32 elements and pair (r, c):
 //   acc[r][c] += float(sum_i u[r][i] * a[c][i]) * (dw[r][b] * da[c][b])
-// where u are the weight's unsigned codes (Q4_0 / Q5_0, PairTile: two blocks
-// per step, see there) or |w| with the activation's sign flipped by w (Q8_0,
-// LegacyTile). The unsigned codes carry an offset (w = dw * (u - kOffset)),
-// removed once at the end with the activation block sums:
-// kOffset * sum_b dw[r][b] * ds[c][b]. LegacyTile stages the scale products
-// of 64 blocks in a small buffer first (vector multiplies), so its inner
+// where u are the weight's unsigned codes (Q4_0/1, Q5_0/1, PairTile: two
+// blocks per step, see there) or |w| with the activation's sign flipped by w
+// (Q8_0, LegacyTile). The unsigned codes carry an offset (w = dw * (u -
+// offset)) or a block minimum (Q4_1, Q5_1: w = dw * u + m), added once at
+// the end with the activation block sums: kCorr * sum_b cw[r][b] *
+// ds[c][b], where cw = dw and kCorr = -offset, or cw = m and kCorr = 1.
+// LegacyTile stages the scale products of 64 blocks in a small buffer first (vector multiplies), so its inner
 // loop is sign, maddubs, madd, cvt and one FMA with a broadcast scale per
 // pair and block; PairTile expands the scales once per row and column and
 // multiplies them in the loop (see there).
@@ -68,23 +69,30 @@ static inline void Prefetch(const void* p, size_t ahead) {
                _MM_HINT_T0);
 }
 
-// out[j] = float(blocks[j].d) for j < n.
-template <typename Block>
+// out[j] = float(blocks[j].d) for j < n (kMins: blocks[j].m).
+template <typename Block, bool kMins = false>
 static inline void LoadScales(const Block* blocks, int n, float* out) {
+  const auto half = [](const Block& b) {
+    if constexpr (kMins) {
+      return b.m;
+    } else {
+      return b.d;
+    }
+  };
   int j = 0;
   for (; j + 8 <= n; j += 8) {
     const Block* p = blocks + j;
-    __m128i h = _mm_cvtsi32_si128(p[0].d);
-    h = _mm_insert_epi16(h, p[1].d, 1);
-    h = _mm_insert_epi16(h, p[2].d, 2);
-    h = _mm_insert_epi16(h, p[3].d, 3);
-    h = _mm_insert_epi16(h, p[4].d, 4);
-    h = _mm_insert_epi16(h, p[5].d, 5);
-    h = _mm_insert_epi16(h, p[6].d, 6);
-    h = _mm_insert_epi16(h, p[7].d, 7);
+    __m128i h = _mm_cvtsi32_si128(half(p[0]));
+    h = _mm_insert_epi16(h, half(p[1]), 1);
+    h = _mm_insert_epi16(h, half(p[2]), 2);
+    h = _mm_insert_epi16(h, half(p[3]), 3);
+    h = _mm_insert_epi16(h, half(p[4]), 4);
+    h = _mm_insert_epi16(h, half(p[5]), 5);
+    h = _mm_insert_epi16(h, half(p[6]), 6);
+    h = _mm_insert_epi16(h, half(p[7]), 7);
     _mm256_storeu_ps(out + j, _mm256_cvtph_ps(h));
   }
-  for (; j < n; ++j) out[j] = Fp16(blocks[j].d);
+  for (; j < n; ++j) out[j] = Fp16(half(blocks[j]));
 }
 
 template <typename F, int RW, int RC, int TR>
@@ -187,7 +195,8 @@ void LegacyTile(int64_t k, const void* w, size_t w_stride, const void* xq,
 // (as unsigned codes), hi = elements 16..31; b1 null: a zero block.
 struct PQ4_0 {
   using Block = BlockQ4_0;
-  static constexpr int kOffset = 8;
+  static constexpr bool kMins = false;
+  static constexpr float kCorr = -8.0f;
   static inline void Unpack(const Block* b0, const Block* b1, __m256i* lo, __m256i* hi) {
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b0->qs));
@@ -198,25 +207,52 @@ struct PQ4_0 {
     *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
   }
 };
-struct PQ5_0 {
-  using Block = BlockQ5_0;
-  static constexpr int kOffset = 16;
+// The fifth bits of blocks b0 and b1 (qh) into lo and hi, in pair order.
+static inline void AddHighBits(const uint8_t* qh0, const uint8_t* qh1, __m256i* lo,
+                               __m256i* hi) {
+  uint32_t h0, h1 = 0;
+  std::memcpy(&h0, qh0, 4);
+  if (qh1 != nullptr) std::memcpy(&h1, qh1, 4);
+  const uint32_t hl = (h0 & 0xffffu) | (h1 << 16);
+  const uint32_t hh = (h0 >> 16) | (h1 & 0xffff0000u);
+  const __m256i bit = _mm256_set1_epi8(0x10);
+  const __m256i bl = x86::BitsToBytes(reinterpret_cast<const uint8_t*>(&hl));
+  const __m256i bh = x86::BitsToBytes(reinterpret_cast<const uint8_t*>(&hh));
+  *lo = _mm256_or_si256(*lo, _mm256_and_si256(bl, bit));
+  *hi = _mm256_or_si256(*hi, _mm256_and_si256(bh, bit));
+}
+// A block's nibbles seen as a BlockQ4_0 (whose qs start 2 bytes in), for
+// PQ4_0::Unpack, which reads only qs; null stays null.
+template <typename Block>
+static inline const BlockQ4_0* AsQ4_0(const Block* b) {
+  return b == nullptr ? nullptr : reinterpret_cast<const BlockQ4_0*>(b->qs - 2);
+}
+struct PQ4_1 {
+  using Block = BlockQ4_1;
+  static constexpr bool kMins = true;
+  static constexpr float kCorr = 1.0f;
   static inline void Unpack(const Block* b0, const Block* b1, __m256i* lo, __m256i* hi) {
-    PQ4_0::Unpack(reinterpret_cast<const BlockQ4_0*>(b0->qs - 2),
-                  b1 == nullptr ? nullptr : reinterpret_cast<const BlockQ4_0*>(b1->qs - 2), lo, hi);
-    uint32_t h0, h1 = 0;
-    std::memcpy(&h0, b0->qh, 4);
-    if (b1 != nullptr) std::memcpy(&h1, b1->qh, 4);
-    const uint32_t hl = (h0 & 0xffffu) | (h1 << 16);
-    const uint32_t hh = (h0 >> 16) | (h1 & 0xffff0000u);
-    const __m256i bit = _mm256_set1_epi8(0x10);
-    const __m256i bl = x86::BitsToBytes(reinterpret_cast<const uint8_t*>(&hl));
-    const __m256i bh = x86::BitsToBytes(reinterpret_cast<const uint8_t*>(&hh));
-    *lo = _mm256_or_si256(*lo, _mm256_and_si256(bl, bit));
-    *hi = _mm256_or_si256(*hi, _mm256_and_si256(bh, bit));
+    PQ4_0::Unpack(AsQ4_0(b0), AsQ4_0(b1), lo, hi);
   }
 };
-
+struct PQ5_1 {
+  using Block = BlockQ5_1;
+  static constexpr bool kMins = true;
+  static constexpr float kCorr = 1.0f;
+  static inline void Unpack(const Block* b0, const Block* b1, __m256i* lo, __m256i* hi) {
+    PQ4_0::Unpack(AsQ4_0(b0), AsQ4_0(b1), lo, hi);
+    AddHighBits(b0->qh, b1 == nullptr ? nullptr : b1->qh, lo, hi);
+  }
+};
+struct PQ5_0 {
+  using Block = BlockQ5_0;
+  static constexpr bool kMins = false;
+  static constexpr float kCorr = -16.0f;
+  static inline void Unpack(const Block* b0, const Block* b1, __m256i* lo, __m256i* hi) {
+    PQ4_0::Unpack(AsQ4_0(b0), AsQ4_0(b1), lo, hi);
+    AddHighBits(b0->qh, b1 == nullptr ? nullptr : b1->qh, lo, hi);
+  }
+};
 // dst[4 j .. 4 j + 3] = src[j] for j < n (each scale 4 times: a pair of
 // blocks' scales as one vector in the pair kernels' lane order), then 4
 // zeros when n is odd (the padded block).
@@ -277,6 +313,7 @@ void PairTile(int64_t k, const void* w, size_t w_stride, const void* xq,
     }
   }
   alignas(32) float dws[RW][kChunk];
+  alignas(32) float mws[F::kMins ? RW : 1][kChunk];  // block minimums
   alignas(32) float dwx[RW][4 * kChunk + 8];
   alignas(32) float dax[RC][4 * kChunk + 8];
   const __m256i ones = _mm256_set1_epi16(1);
@@ -286,15 +323,18 @@ void PairTile(int64_t k, const void* w, size_t w_stride, const void* xq,
     for (int r = 0; r < RW; ++r) {
       LoadScales(wb[r] + b0, n, dws[r]);
       Expand4(dws[r], n, dwx[r]);
+      if constexpr (F::kMins) LoadScales<Block, true>(wb[r] + b0, n, mws[r]);
     }
     for (int c = 0; c < RC; ++c) Expand4(ad[c] + b0, n, dax[c]);
     for (int r = 0; r < RW; ++r) {
+      const float* cw = dws[r];  // the correction's per-block weights
+      if constexpr (F::kMins) cw = mws[r];
       for (int c = 0; c < RC; ++c) {
         for (int j = 0; j < n8; j += 8) {
-          corr[r][c] = _mm256_fmadd_ps(_mm256_load_ps(dws[r] + j),
+          corr[r][c] = _mm256_fmadd_ps(_mm256_load_ps(cw + j),
                                        _mm256_loadu_ps(ads[c] + b0 + j), corr[r][c]);
         }
-        for (int j = n8; j < n; ++j) corr_tail[r][c] += dws[r][j] * ads[c][b0 + j];
+        for (int j = n8; j < n; ++j) corr_tail[r][c] += cw[j] * ads[c][b0 + j];
       }
     }
     for (int j = 0; j < n; j += 2) {
@@ -324,8 +364,8 @@ void PairTile(int64_t k, const void* w, size_t w_stride, const void* xq,
   for (int r = 0; r < RW; ++r) {
 #pragma GCC unroll 4
     for (int c = 0; c < RC; ++c) {
-      const float offset = HsumPs(corr[r][c]) + corr_tail[r][c];
-      y[c * y_stride + r] = HsumPs(acc[r][c]) - static_cast<float>(F::kOffset) * offset;
+      const float corr_sum = HsumPs(corr[r][c]) + corr_tail[r][c];
+      y[c * y_stride + r] = HsumPs(acc[r][c]) + F::kCorr * corr_sum;
     }
   }
 }
@@ -402,13 +442,20 @@ constexpr int kPairRows = 4, kPairCols = 3;
 }  // namespace
 
 void FillLegacyTiles(KernelTable* t) {
-  // Q4_0 and Q5_0 read their activations in pair order (no dot kernel).
+  // Q4_0, Q4_1, Q5_0 and Q5_1 read their activations in pair order (no dot
+  // kernel).
   t->matmul[static_cast<int>(WeightFormat::kQ4_0)] =
       MatMulKernel{ActFormat::kQ8x32Pairs, QuantizeQ8x32Pairs, nullptr,
                    TileN<PairK, PQ4_0, kPairRows, kPairCols>, kPairRows, kPairCols};
   t->matmul[static_cast<int>(WeightFormat::kQ5_0)] =
       MatMulKernel{ActFormat::kQ8x32Pairs, QuantizeQ8x32Pairs, nullptr,
                    TileN<PairK, PQ5_0, kPairRows, kPairCols>, kPairRows, kPairCols};
+  t->matmul[static_cast<int>(WeightFormat::kQ4_1)] =
+      MatMulKernel{ActFormat::kQ8x32Pairs, QuantizeQ8x32Pairs, nullptr,
+                   TileN<PairK, PQ4_1, kPairRows, kPairCols>, kPairRows, kPairCols};
+  t->matmul[static_cast<int>(WeightFormat::kQ5_1)] =
+      MatMulKernel{ActFormat::kQ8x32Pairs, QuantizeQ8x32Pairs, nullptr,
+                   TileN<PairK, PQ5_1, kPairRows, kPairCols>, kPairRows, kPairCols};
   MatMulKernel& q8 = t->matmul[static_cast<int>(WeightFormat::kQ8_0)];
   q8.tile = TileN<LegacyK, TQ8_0, kQ8Rows, kQ8Cols>;
   q8.tile_rows = kQ8Rows;
