@@ -76,18 +76,33 @@ def answer_after(screen, message):
     return "\n".join(out).strip()
 
 
-@pytest.fixture
-def chat():
+def start_chat(*flags):
     tmp = tempfile.mkdtemp(prefix="weft-chat-")
     rc_file = os.path.join(tmp, "rc")
     cmd = (f"{shlex.quote(WEFT)} chat -m {shlex.quote(CHAT_MODEL)} "
-           f"--temp 0 -n 120 --threads 2 --ctx 2048; "
+           f"--temp 0 --threads 2 {' '.join(flags)}; "
            f"echo $? > {shlex.quote(rc_file)}; sleep 60")
     term = Terminal(cmd)
     term.rc_file = rc_file
+    term.tmp = tmp
+    return term
+
+
+@pytest.fixture
+def chat():
+    term = start_chat("-n 120", "--ctx 2048")
     yield term
     term.close()
-    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(term.tmp, ignore_errors=True)
+
+
+@pytest.fixture
+def small_chat():
+    # Room for the system prompt and about two turns of 32-token answers.
+    term = start_chat("-n 32", "--ctx 160")
+    yield term
+    term.close()
+    shutil.rmtree(term.tmp, ignore_errors=True)
 
 
 def say(term, message):
@@ -150,3 +165,17 @@ def test_ctrl_c_stops_the_answer_not_the_chat(chat):
                   timeout=60)
     with open(chat.rc_file) as f:
         assert f.read().strip() == "0"
+
+
+def test_full_context_drops_the_oldest_turns(small_chat):
+    small_chat.wait_for(lambda s: s.rstrip().endswith(">>>"), "the first prompt")
+    for message in ["Name the three primary colors.",
+                    "Write a haiku about the sea.",
+                    "Name three animals that live in the ocean.",
+                    "What is two plus two?"]:
+        say(small_chat, message)
+    screen = small_chat.screen()
+    assert "(the context is full: dropped the oldest" in screen, screen
+    small_chat.type("/bye")
+    small_chat.wait_for(lambda s: os.path.exists(small_chat.rc_file),
+                        "weft chat to exit", timeout=60)
