@@ -3,10 +3,12 @@
 
 Independent references:
   * gguf-py (`gguf.quants`, the PyPI `gguf` package): quantizes F16, BF16,
-    Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and dequantizes all of those plus Q2_K..Q6_K.
+    Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and dequantizes all of those plus Q2_K..Q6_K
+    and IQ4_NL.
   * optionally ggml itself (--ggml-lib path/to/libggml-base.so, e.g. the one
     llama-cpp-python ships): its quantize_row_*_ref quantizers for the
-    K-quants (and Q8_K), which gguf-py cannot quantize. Without it, K-quant
+    K-quants (and Q8_K) and IQ4_NL, which gguf-py cannot quantize (the
+    llama.cpp built by tools/build_llamacpp.sh has one in its bin folder). Without it, K-quant
     files hold only random-but-valid blocks (dequantization goldens).
 
 Usage (from the repo root):
@@ -42,10 +44,10 @@ GGUF_QUANTIZES = {T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0}
 GGML_REF = {  # ggml quantize_row_*_ref names for ctypes
     T.Q4_0: "q4_0", T.Q4_1: "q4_1", T.Q5_0: "q5_0", T.Q5_1: "q5_1",
     T.Q8_0: "q8_0", T.Q2_K: "q2_K", T.Q3_K: "q3_K", T.Q4_K: "q4_K",
-    T.Q5_K: "q5_K", T.Q6_K: "q6_K", T.Q8_K: "q8_K",
+    T.Q5_K: "q5_K", T.Q6_K: "q6_K", T.Q8_K: "q8_K", T.IQ4_NL: "iq4_nl",
 }
 ALL_TYPES = [T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0,
-             T.Q2_K, T.Q3_K, T.Q4_K, T.Q5_K, T.Q6_K, T.Q8_K]
+             T.Q2_K, T.Q3_K, T.Q4_K, T.Q5_K, T.Q6_K, T.Q8_K, T.IQ4_NL]
 
 
 class Ggml:
@@ -123,7 +125,7 @@ def random_blocks(qtype, rng, nblocks):
             v = np.abs(v)
         b[:, col:col + 2] = v.astype(np.float16).view(np.uint8).reshape(-1, 2)
 
-    if qtype in (T.Q4_0, T.Q5_0, T.Q8_0):
+    if qtype in (T.Q4_0, T.Q5_0, T.Q8_0, T.IQ4_NL):
         put_f16(0, False)
     elif qtype in (T.Q4_1, T.Q5_1):
         put_f16(0, True)
@@ -179,11 +181,16 @@ def main():
         os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "quant"))
     ap.add_argument("--ggml-lib", default=None,
                     help="libggml-base.so exporting quantize_row_*_ref")
+    ap.add_argument("--only", default=None,
+                    help="write only these types' files (comma-separated, e.g. iq4_nl)")
     args = ap.parse_args()
+    only = None if args.only is None else set(args.only.lower().split(","))
     ggml = Ggml(args.ggml_lib) if args.ggml_lib else None
     os.makedirs(args.out, exist_ok=True)
     total = 0
     for qtype in ALL_TYPES:
+        if only is not None and qtype.name.lower() not in only:
+            continue
         rng = np.random.default_rng([SEED, int(qtype)])
         cases = []
         for name, x in input_cases(qtype, rng):
@@ -201,8 +208,12 @@ def main():
                 source = "ggml-ref"
             else:
                 continue
+            # ggml's IQ4_NL reference leaves a block too small to scale
+            # (the all-zero and 1e-30 blocks of "special") with whatever
+            # codes its stack buffer held: those bytes are not a reference.
+            ref = not (qtype == T.IQ4_NL and name == "special")
             cases.append(dict(type=qtype, rows=rows, cols=cols, source=source,
-                              name=name, input=x, ref_quant=True, bytes=q,
+                              name=name, input=x, ref_quant=ref, bytes=q,
                               dequant=dequantize(qtype, q, rows, cols)))
         data, rows, cols = random_blocks(qtype, rng, 4)
         cases.append(dict(type=qtype, rows=rows, cols=cols, source="random",

@@ -1,5 +1,5 @@
 // AVX2 register-tiled matmul micro-kernels for the 32-element legacy formats
-// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) against int8 activations: RW weight rows x RC
+// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) and IQ4_NL against int8 activations: RW weight rows x RC
 // activation rows per call (RW <= kMaxTileRows, RC <= kMaxTileCols), one
 // float accumulator per (row, column) pair, each weight block unpacked once
 // per call for all RC rows and each activation block loaded once for all RW.
@@ -47,6 +47,18 @@ struct TQ8_0 {
   static constexpr bool kSigned = true;
   static __m256i Unpack(const Block& b) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+  }
+};
+
+// IQ4_NL: the codes looked up in the format's table (signed int8 weights).
+struct TIQ4_NL {
+  using Block = BlockIQ4_NL;
+  static constexpr int kOffset = 0;
+  static constexpr bool kSigned = true;
+  static __m256i Unpack(const Block& b) {
+    const __m256i table = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
+    return _mm256_shuffle_epi8(table, x86::NibblesToBytes(b.qs));
   }
 };
 
@@ -460,6 +472,10 @@ void FillLegacyTiles(KernelTable* t) {
   q8.tile = TileN<LegacyK, TQ8_0, kQ8Rows, kQ8Cols>;
   q8.tile_rows = kQ8Rows;
   q8.tile_cols = kQ8Cols;
+  MatMulKernel& iq4 = t->matmul[static_cast<int>(WeightFormat::kIQ4_NL)];
+  iq4.tile = TileN<LegacyK, TIQ4_NL, kQ8Rows, kQ8Cols>;
+  iq4.tile_rows = kQ8Rows;
+  iq4.tile_cols = kQ8Cols;
 }
 
 }  // namespace weft::kernels::avx2

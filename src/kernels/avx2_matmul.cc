@@ -1,5 +1,6 @@
 // AVX2 matmul kernels for float weights (F32, F16, BF16) and the 32-element
-// legacy formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) against Q8x32 activations. Each dot
+// legacy formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) and IQ4_NL against Q8x32
+// activations. Each dot
 // kernel decodes a weight block once and uses it for up to kMaxDotCols
 // activation rows (register blocking across M).
 //
@@ -186,13 +187,25 @@ void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* 
   }
 }
 
-// Q8_0: signed weights; |w| * sign(a, w) keeps maddubs' unsigned operand.
-template <int NC>
-static inline void Q8Block(const BlockQ8_0& blk, int64_t b, const Q8x32Row* x,
+// The signed int8 weights of a block: Q8_0's bytes, or IQ4_NL's codes looked
+// up in its table (vpshufb within each 128-bit lane).
+static inline __m256i SignedWeights(const BlockQ8_0& blk) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs));
+}
+static inline __m256i SignedWeights(const BlockIQ4_NL& blk) {
+  const __m256i table = _mm256_broadcastsi128_si256(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
+  return _mm256_shuffle_epi8(table, x86::NibblesToBytes(blk.qs));
+}
+
+// Q8_0, IQ4_NL: signed weights; |w| * sign(a, w) keeps maddubs' unsigned
+// operand.
+template <int NC, typename Block>
+static inline void Q8Block(const Block& blk, int64_t b, const Q8x32Row* x,
                            __m256* acc) {
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256 vdw = _mm256_set1_ps(Fp16(blk.d));
-  const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs));
+  const __m256i q = SignedWeights(blk);
   const __m256i aq = _mm256_sign_epi8(q, q);
   for (int c = 0; c < NC; ++c) {
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[c].qs + 32 * b));
@@ -202,10 +215,10 @@ static inline void Q8Block(const BlockQ8_0& blk, int64_t b, const Q8x32Row* x,
   }
 }
 
-template <int NC>
+template <int NC, typename Block = BlockQ8_0>
 void DotQ8_0N(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
   const int64_t nb = k / 32;
-  const BlockQ8_0* wb = static_cast<const BlockQ8_0*>(w);
+  const Block* wb = static_cast<const Block*>(w);
   Q8x32Row x[NC];
   __m256 acc0[NC], acc1[NC];
   for (int c = 0; c < NC; ++c) {
@@ -256,6 +269,12 @@ struct Q8_0K {
     DotQ8_0N<NC>(k, w, x, s, o);
   }
 };
+template <int NC>
+struct IQ4_NLK {
+  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
+    DotQ8_0N<NC, BlockIQ4_NL>(k, w, x, s, o);
+  }
+};
 
 }  // namespace
 
@@ -271,6 +290,7 @@ void FillFloatAndLegacy(KernelTable* t) {
   set(WeightFormat::kQ4_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<LegacyK<Q4_1>::K>);
   set(WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<LegacyK<Q5_1>::K>);
   set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<Q8_0K>);
+  set(WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<IQ4_NLK>);
 }
 
 }  // namespace weft::kernels::avx2

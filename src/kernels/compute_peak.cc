@@ -69,6 +69,7 @@ PeakKind PeakKindOf(GgmlType type) {
     case WeightFormat::kBF16:
       return PeakKind::kF32Fma;
     case WeightFormat::kQ8_0:
+    case WeightFormat::kIQ4_NL:
       return PeakKind::kInt8Signed;
     case WeightFormat::kQ4_0:
     case WeightFormat::kQ4_1:

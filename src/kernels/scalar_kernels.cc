@@ -156,6 +156,23 @@ float DotQ5_1(int64_t k, const void* w, const void* x) {
   return s;
 }
 
+// IQ4_NL: w = d * kIQ4NLValues[code].
+float DotIQ4_NL(int64_t k, const void* w, const void* x) {
+  const BlockIQ4_NL* wb = static_cast<const BlockIQ4_NL*>(w);
+  const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
+  float s = 0;
+  for (int64_t b = 0; b < k / 32; ++b) {
+    const int8_t* q = a.qs + b * 32;
+    int isum = 0;
+    for (int j = 0; j < 16; ++j) {
+      isum += kIQ4NLValues[wb[b].qs[j] & 0x0f] * q[j];
+      isum += kIQ4NLValues[wb[b].qs[j] >> 4] * q[j + 16];
+    }
+    s += Fp16ToFp32(wb[b].d) * a.d[b] * static_cast<float>(isum);
+  }
+  return s;
+}
+
 float DotQ8_0(int64_t k, const void* w, const void* x) {
   const BlockQ8_0* wb = static_cast<const BlockQ8_0*>(w);
   const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
@@ -367,6 +384,7 @@ KernelTable MakeScalarTable() {
   set(WeightFormat::kQ5_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ5_0>);
   set(WeightFormat::kQ4_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ4_1>);
   set(WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ5_1>);
+  set(WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotIQ4_NL>);
   set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8_0>);
   set(WeightFormat::kQ4_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ4_K>);
   set(WeightFormat::kQ5_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ5_K>);

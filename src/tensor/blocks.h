@@ -119,6 +119,16 @@ struct BlockQ6_K {
   Fp16Bits d;
 };
 
+// IQ4_NL: x[i] = d * kIQ4NLValues[code i], the codes packed as in Q4_0
+// (element j in the low nibble of qs[j], element j + 16 in the high one).
+inline constexpr int kQK4_NL = 32;
+inline constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+struct BlockIQ4_NL {
+  Fp16Bits d;
+  uint8_t qs[kQK4_NL / 2];
+};
+
 // Intermediate format for dot products: x = d * qs, bsums = sums of 16.
 struct BlockQ8_K {
   float d;
@@ -138,6 +148,7 @@ static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
+static_assert(sizeof(BlockIQ4_NL) == 18);
 static_assert(alignof(BlockQ4_0) == 2 && alignof(BlockQ8_K) == 4);
 
 }  // namespace weft

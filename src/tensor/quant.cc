@@ -77,6 +77,7 @@ constexpr BlockKernels kKernels[] = {
     WEFT_KERNELS(Q5_K),
     WEFT_KERNELS(Q6_K),
     WEFT_KERNELS(Q8_K),
+    WEFT_KERNELS(IQ4_NL),
 };
 
 #undef WEFT_KERNELS

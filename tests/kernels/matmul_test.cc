@@ -40,7 +40,7 @@ std::vector<Shape> Shapes() {
   // 2144 = 67 blocks: more than one 64-block chunk of the tile kernels and
   // an odd block count (the pair kernels' padded last block).
   for (GgmlType t : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0,
-                     GgmlType::kQ5_1, GgmlType::kQ8_0}) {
+                     GgmlType::kQ5_1, GgmlType::kQ8_0, GgmlType::kIQ4_NL}) {
     for (int64_t k : {32, 96, 608, 2144}) s.push_back({t, k});
   }
   for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
@@ -228,7 +228,8 @@ TEST(MatMulTest, TileKernelsAreIndependentOfTheTileShape) {
       GgmlType type = GgmlType::kF32;
       for (GgmlType g : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ4_0,
                          GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K,
-                         GgmlType::kQ6_K, GgmlType::kQ4_1, GgmlType::kQ5_1}) {
+                         GgmlType::kQ6_K, GgmlType::kQ4_1, GgmlType::kQ5_1,
+                         GgmlType::kIQ4_NL}) {
         if (static_cast<int>(ToWeightFormat(g)) == f) type = g;
       }
       for (int64_t k : {int64_t{32}, int64_t{2144}}) {
@@ -304,6 +305,7 @@ TEST(MatMulTest, SupportedTypesAndEmptyShapes) {
   EXPECT_TRUE(MatMulSupports(GgmlType::kQ5_0));
   EXPECT_TRUE(MatMulSupports(GgmlType::kQ4_1));
   EXPECT_TRUE(MatMulSupports(GgmlType::kQ5_1));
+  EXPECT_TRUE(MatMulSupports(GgmlType::kIQ4_NL));
   EXPECT_TRUE(MatMulSupports(GgmlType::kBF16));
   EXPECT_FALSE(MatMulSupports(GgmlType::kQ2_K));
   EXPECT_FALSE(MatMulSupports(GgmlType::kI32));
