@@ -124,6 +124,8 @@ uint32_t FileType(GgmlType type) {
       return 32;
     case GgmlType::kIQ4_NL:
       return 25;
+    case GgmlType::kIQ4_XS:
+      return 30;
     default:
       return 0;
   }
@@ -288,7 +290,7 @@ int RunMakeModel(int argc, char** argv) {
   flags.String("vocab-from", &vocab_path,
                "GGUF whose tokenizer.* keys to copy");
   flags.String("type", &type_name,
-               "weight type: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl q2_k q3_k "
+               "weight type: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl iq4_xs q2_k q3_k "
                "q4_k q5_k q6_k");
   flags.Int("seed", &seed, "random seed");
   flags.Double("std", &std_dev, "standard deviation of weight matrices");

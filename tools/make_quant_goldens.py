@@ -4,10 +4,10 @@
 Independent references:
   * gguf-py (`gguf.quants`, the PyPI `gguf` package): quantizes F16, BF16,
     Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and dequantizes all of those plus Q2_K..Q6_K
-    and IQ4_NL.
+    and IQ4_NL, IQ4_XS.
   * optionally ggml itself (--ggml-lib path/to/libggml-base.so, e.g. the one
     llama-cpp-python ships): its quantize_row_*_ref quantizers for the
-    K-quants (and Q8_K) and IQ4_NL, which gguf-py cannot quantize (the
+    K-quants (and Q8_K), IQ4_NL and IQ4_XS, which gguf-py cannot quantize (the
     llama.cpp built by tools/build_llamacpp.sh has one in its bin folder). Without it, K-quant
     files hold only random-but-valid blocks (dequantization goldens).
 
@@ -45,9 +45,10 @@ GGML_REF = {  # ggml quantize_row_*_ref names for ctypes
     T.Q4_0: "q4_0", T.Q4_1: "q4_1", T.Q5_0: "q5_0", T.Q5_1: "q5_1",
     T.Q8_0: "q8_0", T.Q2_K: "q2_K", T.Q3_K: "q3_K", T.Q4_K: "q4_K",
     T.Q5_K: "q5_K", T.Q6_K: "q6_K", T.Q8_K: "q8_K", T.IQ4_NL: "iq4_nl",
+    T.IQ4_XS: "iq4_xs",
 }
 ALL_TYPES = [T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0,
-             T.Q2_K, T.Q3_K, T.Q4_K, T.Q5_K, T.Q6_K, T.Q8_K, T.IQ4_NL]
+             T.Q2_K, T.Q3_K, T.Q4_K, T.Q5_K, T.Q6_K, T.Q8_K, T.IQ4_NL, T.IQ4_XS]
 
 
 class Ggml:
@@ -136,6 +137,8 @@ def random_blocks(qtype, rng, nblocks):
     elif qtype == T.Q2_K:
         put_f16(size - 4, True)
         put_f16(size - 2, True)
+    elif qtype == T.IQ4_XS:
+        put_f16(0, False)
     elif qtype in (T.Q3_K, T.Q6_K):
         put_f16(size - 2, False)
     elif qtype == T.Q8_K:

@@ -70,6 +70,7 @@ PeakKind PeakKindOf(GgmlType type) {
       return PeakKind::kF32Fma;
     case WeightFormat::kQ8_0:
     case WeightFormat::kIQ4_NL:
+    case WeightFormat::kIQ4_XS:
       return PeakKind::kInt8Signed;
     case WeightFormat::kQ4_0:
     case WeightFormat::kQ4_1:

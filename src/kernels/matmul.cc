@@ -32,6 +32,7 @@ bool MatMulSupports(GgmlType type) {
     case GgmlType::kQ5_1:
     case GgmlType::kQ8_0:
     case GgmlType::kIQ4_NL:
+    case GgmlType::kIQ4_XS:
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
     case GgmlType::kQ6_K:
@@ -51,6 +52,7 @@ WeightFormat ToWeightFormat(GgmlType type) {
     case GgmlType::kQ4_1: return WeightFormat::kQ4_1;
     case GgmlType::kQ5_1: return WeightFormat::kQ5_1;
     case GgmlType::kIQ4_NL: return WeightFormat::kIQ4_NL;
+    case GgmlType::kIQ4_XS: return WeightFormat::kIQ4_XS;
     case GgmlType::kQ8_0: return WeightFormat::kQ8_0;
     case GgmlType::kQ4_K: return WeightFormat::kQ4_K;
     case GgmlType::kQ5_K: return WeightFormat::kQ5_K;

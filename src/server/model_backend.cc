@@ -73,6 +73,7 @@ std::string FileTypeName(uint32_t file_type) {
     case 17: return "Q5_K_M";
     case 18: return "Q6_K";
     case 25: return "IQ4_NL";
+    case 30: return "IQ4_XS";
     case 32: return "BF16";
     default: return "";
   }

@@ -129,6 +129,18 @@ struct BlockIQ4_NL {
   uint8_t qs[kQK4_NL / 2];
 };
 
+// IQ4_XS: a super-block of 8 IQ4_NL-coded sub-blocks of 32 with 6-bit
+// scales: sub-block ib has x = d * (ls - 32) * kIQ4NLValues[code], ls = the
+// ib-th nibble of scales_l (low 4 bits) | bits 2 ib, 2 ib + 1 of scales_h
+// << 4; the codes of sub-block ib are qs[16 ib .. 16 ib + 15], packed as
+// IQ4_NL's.
+struct BlockIQ4_XS {
+  Fp16Bits d;
+  uint16_t scales_h;
+  uint8_t scales_l[kQK_K / 64];
+  uint8_t qs[kQK_K / 2];
+};
+
 // Intermediate format for dot products: x = d * qs, bsums = sums of 16.
 struct BlockQ8_K {
   float d;
@@ -149,6 +161,14 @@ static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
 static_assert(sizeof(BlockIQ4_NL) == 18);
+static_assert(sizeof(BlockIQ4_XS) == 136);
+
+// The 6-bit scale of sub-block ib (0..7) of an IQ4_XS block, minus 32.
+static inline int IQ4XSScale(const BlockIQ4_XS& b, int ib) {
+  return (((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) |
+          (((b.scales_h >> (2 * ib)) & 3) << 4)) -
+         32;
+}
 static_assert(alignof(BlockQ4_0) == 2 && alignof(BlockQ8_K) == 4);
 
 }  // namespace weft

@@ -78,6 +78,7 @@ constexpr BlockKernels kKernels[] = {
     WEFT_KERNELS(Q6_K),
     WEFT_KERNELS(Q8_K),
     WEFT_KERNELS(IQ4_NL),
+    WEFT_KERNELS(IQ4_XS),
 };
 
 #undef WEFT_KERNELS

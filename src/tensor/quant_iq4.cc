@@ -1,10 +1,11 @@
-// Reference (de)quantization of IQ4_NL: 32-element blocks of 4-bit codes
+// Reference (de)quantization of IQ4_NL and IQ4_XS (below). IQ4_NL: 32-element blocks of 4-bit codes
 // into a fixed non-linear table (kIQ4NLValues) times one fp16 scale. The
 // quantizer is ggml's quantize_row_iq4_nl_ref, operation for operation (so
 // its bytes match, as tests/data/quant/iq4_nl.bin checks): codes for the
 // scale that puts the largest magnitude on the table's end, then the
 // least-squares scale of those codes with each element weighted by x^2.
 // (llama-quantize also tries 15 scales around it; this does not.)
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -31,6 +32,51 @@ int NearestValue(float x) {
     }
   }
   return x - v[hi - 1] < v[hi] - x ? hi - 1 : hi;
+}
+
+// The scale of one 32-element sub-block as ggml's quantize_row_iq4_nl_impl
+// finds it with ntry = 7 (what IQ4_XS uses): the scale that puts the
+// largest magnitude on the table's end, its codes' least-squares scale,
+// then 15 trial scales around it, keeping the one that explains most of
+// the block (elements weighted by x^2). 0 for a block too small to scale.
+float SubBlockScale(const float* x) {
+  constexpr int kTries = 7;
+  const int8_t* values = kIQ4NLValues;
+  float amax = 0, max = 0;
+  for (int j = 0; j < 32; ++j) {
+    const float ax = std::fabs(x[j]);
+    if (ax > amax) {
+      amax = ax;
+      max = x[j];
+    }
+  }
+  if (amax < 1e-15f) return 0;
+  float d = -max / values[0];
+  float id = 1 / d;
+  float sumqx = 0, sumq2 = 0;
+  for (int j = 0; j < 32; ++j) {
+    const float q = values[NearestValue(id * x[j])];
+    const float w = x[j] * x[j];
+    sumqx += w * q * x[j];
+    sumq2 += w * q * q;
+  }
+  d = sumq2 > 0 ? sumqx / sumq2 : 0.f;
+  float best = d * sumqx;
+  for (int t = -kTries; t <= kTries; ++t) {
+    id = (t + values[0]) / max;
+    sumqx = sumq2 = 0;
+    for (int j = 0; j < 32; ++j) {
+      const float q = values[NearestValue(id * x[j])];
+      const float w = x[j] * x[j];
+      sumqx += w * q * x[j];
+      sumq2 += w * q * q;
+    }
+    if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+      d = sumqx / sumq2;
+      best = d * sumqx;
+    }
+  }
+  return d;
 }
 
 }  // namespace
@@ -71,6 +117,59 @@ void QuantizeIQ4_NL(const float* src, uint8_t* dst, int64_t nb) {
       b.qs[j] = static_cast<uint8_t>(codes[j] | (codes[j + kQK4_NL / 2] << 4));
     }
     StoreBlock(b, dst, i);
+  }
+}
+
+// ggml's quantize_row_iq4_xs_ref: each sub-block's scale (SubBlockScale),
+// one super-block scale d = -(the largest by magnitude) / 32, each
+// sub-block's 6-bit multiple of d, and the codes for that multiple.
+void QuantizeIQ4_XS(const float* src, uint8_t* dst, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float* x = src + i * kQK_K;
+    float scales[kQK_K / 32];
+    float max_scale = 0, amax_scale = 0;
+    for (int ib = 0; ib < kQK_K / 32; ++ib) {
+      scales[ib] = SubBlockScale(x + 32 * ib);
+      const float abs_d = std::fabs(scales[ib]);
+      if (abs_d > amax_scale) {
+        amax_scale = abs_d;
+        max_scale = scales[ib];
+      }
+    }
+    BlockIQ4_XS b;
+    std::memset(&b, 0, sizeof(b));
+    const float d = -max_scale / 32;
+    b.d = Fp32ToFp16(d);
+    const float id = d != 0 ? 1 / d : 0.f;
+    for (int ib = 0; ib < kQK_K / 32; ++ib) {
+      const int l = std::max(-32, std::min(31, NearestInt(id * scales[ib])));
+      const float dl = d * l;
+      const float idl = dl != 0 ? 1 / dl : 0.f;
+      int codes[32];
+      for (int j = 0; j < 32; ++j) codes[j] = NearestValue(idl * x[32 * ib + j]);
+      for (int j = 0; j < 16; ++j) {
+        b.qs[16 * ib + j] = static_cast<uint8_t>(codes[j] | (codes[j + 16] << 4));
+      }
+      const int ls = l + 32;
+      b.scales_l[ib / 2] |= static_cast<uint8_t>((ls & 0xf) << (4 * (ib % 2)));
+      b.scales_h |= static_cast<uint16_t>((ls >> 4) << (2 * ib));
+    }
+    StoreBlock(b, dst, i);
+  }
+}
+
+void DequantizeIQ4_XS(const uint8_t* src, float* dst, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const auto b = LoadBlock<BlockIQ4_XS>(src, i);
+    const float d = Fp16ToFp32(b.d);
+    for (int ib = 0; ib < kQK_K / 32; ++ib) {
+      const float dl = d * static_cast<float>(IQ4XSScale(b, ib));
+      float* y = dst + i * kQK_K + 32 * ib;
+      for (int j = 0; j < 16; ++j) {
+        y[j] = dl * kIQ4NLValues[b.qs[16 * ib + j] & 0x0f];
+        y[j + 16] = dl * kIQ4NLValues[b.qs[16 * ib + j] >> 4];
+      }
+    }
   }
 }
 

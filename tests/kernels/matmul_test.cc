@@ -43,7 +43,8 @@ std::vector<Shape> Shapes() {
                      GgmlType::kQ5_1, GgmlType::kQ8_0, GgmlType::kIQ4_NL}) {
     for (int64_t k : {32, 96, 608, 2144}) s.push_back({t, k});
   }
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                     GgmlType::kIQ4_XS}) {
     for (int64_t k : {256, 768}) s.push_back({t, k});
   }
   return s;
@@ -229,7 +230,7 @@ TEST(MatMulTest, TileKernelsAreIndependentOfTheTileShape) {
       for (GgmlType g : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ4_0,
                          GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K,
                          GgmlType::kQ6_K, GgmlType::kQ4_1, GgmlType::kQ5_1,
-                         GgmlType::kIQ4_NL}) {
+                         GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
         if (static_cast<int>(ToWeightFormat(g)) == f) type = g;
       }
       for (int64_t k : {int64_t{32}, int64_t{2144}}) {
@@ -306,6 +307,7 @@ TEST(MatMulTest, SupportedTypesAndEmptyShapes) {
   EXPECT_TRUE(MatMulSupports(GgmlType::kQ4_1));
   EXPECT_TRUE(MatMulSupports(GgmlType::kQ5_1));
   EXPECT_TRUE(MatMulSupports(GgmlType::kIQ4_NL));
+  EXPECT_TRUE(MatMulSupports(GgmlType::kIQ4_XS));
   EXPECT_TRUE(MatMulSupports(GgmlType::kBF16));
   EXPECT_FALSE(MatMulSupports(GgmlType::kQ2_K));
   EXPECT_FALSE(MatMulSupports(GgmlType::kI32));

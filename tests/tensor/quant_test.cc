@@ -20,6 +20,7 @@ const GgmlType kAllRefTypes[] = {
     GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_0,
     GgmlType::kQ8_1, GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K,
     GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K, GgmlType::kIQ4_NL,
+    GgmlType::kIQ4_XS,
 };
 
 TEST(BlocksTest, SizesMatchTypeTable) {
@@ -55,7 +56,7 @@ TEST(QuantTest, BadArgumentsAreErrors) {
   EXPECT_FALSE(QuantizeRow(GgmlType::kQ4_K, x.data(), buf.data(), 128).ok());
   EXPECT_FALSE(QuantizeRow(GgmlType::kQ8_0, x.data(), buf.data(), -32).ok());
   EXPECT_FALSE(DequantizeRow(GgmlType::kQ6_K, buf.data(), x.data(), 255).ok());
-  const Status s = DequantizeRow(GgmlType::kIQ4_XS, buf.data(), x.data(), 256);
+  const Status s = DequantizeRow(GgmlType::kIQ3_S, buf.data(), x.data(), 256);
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
   EXPECT_FALSE(QuantizeRows(GgmlType::kQ4_0, x.data(), buf.data(), 2, 48).ok());
   EXPECT_TRUE(QuantizeRow(GgmlType::kQ4_0, x.data(), buf.data(), 0).ok());
