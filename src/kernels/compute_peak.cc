@@ -63,6 +63,9 @@ ComputePeaks MeasureComputePeaks(ThreadPool* pool, double seconds,
 }
 
 PeakKind PeakKindOf(GgmlType type) {
+  // Types without MatMul kernels (Q2_K, Q3_K, ...) are multiplied by the
+  // model's fallback: rows decoded to float, then float dots.
+  if (!MatMulSupports(type)) return PeakKind::kF32Fma;
   switch (ToWeightFormat(type)) {
     case WeightFormat::kF32:
     case WeightFormat::kF16:

@@ -142,3 +142,23 @@ def test_bad_usage_exits_2(args):
     r = bench(*args)
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("weft bench model: ") or "usage" in r.stderr.lower()
+
+
+# A file whose matrices have no MatMul kernel (Q2_K: rows decoded to float by
+# the model's fallback) is benchmarked, not a CHECK failure.
+@pytest.mark.parametrize("qtype", ["q2_k", "q4_1", "iq4_xs"])
+def test_every_loadable_type_benchmarks(tmp_path, qtype):
+    path = str(tmp_path / f"{qtype}.gguf")
+    r = subprocess.run([WEFT, "make-model", "--arch", "llama", "--dim", "256",
+                        "--layers", "1", "--heads", "4", "--kv-heads", "2",
+                        "--ffn", "512", "--vocab-from",
+                        os.path.join(MODELS, "ggml-vocab-llama-spm.gguf"),
+                        "--type", qtype, "-o", path],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "r.json"
+    r = bench("-m", path, "--threads", "2", "--reps", "1", "--pp", "16",
+              "--tg", "4", "--batches", "", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    j = json.loads(out.read_text())
+    assert j["pp"]["tokens"] == 16 and j["tg"]["tokens"] == 4
