@@ -56,9 +56,7 @@ struct TIQ4_NL {
   static constexpr int kOffset = 0;
   static constexpr bool kSigned = true;
   static __m256i Unpack(const Block& b) {
-    const __m256i table = _mm256_broadcastsi128_si256(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
-    return _mm256_shuffle_epi8(table, x86::NibblesToBytes(b.qs));
+    return x86::NonlinearCodesToBytes(b.qs, x86::ByteTable16(kIQ4NLValues));
   }
 };
 

@@ -193,9 +193,7 @@ static inline __m256i SignedWeights(const BlockQ8_0& blk) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs));
 }
 static inline __m256i SignedWeights(const BlockIQ4_NL& blk) {
-  const __m256i table = _mm256_broadcastsi128_si256(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
-  return _mm256_shuffle_epi8(table, x86::NibblesToBytes(blk.qs));
+  return x86::NonlinearCodesToBytes(blk.qs, x86::ByteTable16(kIQ4NLValues));
 }
 
 // Q8_0, IQ4_NL: signed weights; |w| * sign(a, w) keeps maddubs' unsigned
@@ -240,8 +238,7 @@ template <int NC>
 void DotIQ4_XSN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
   const BlockIQ4_XS* wb = static_cast<const BlockIQ4_XS*>(w);
   const __m256i ones = _mm256_set1_epi16(1);
-  const __m256i table = _mm256_broadcastsi128_si256(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
+  const __m256i table = x86::ByteTable16(kIQ4NLValues);
   Q8x32Row x[NC];
   __m256 acc[NC];
   for (int c = 0; c < NC; ++c) {
@@ -252,7 +249,7 @@ void DotIQ4_XSN(int64_t k, const void* w, const void* xq, size_t stride, float* 
     const float d = Fp16(wb[i].d);
     for (int ib = 0; ib < kQK_K / 32; ++ib) {
       const int64_t b = i * (kQK_K / 32) + ib;
-      const __m256i q = _mm256_shuffle_epi8(table, x86::NibblesToBytes(wb[i].qs + 16 * ib));
+      const __m256i q = x86::NonlinearCodesToBytes(wb[i].qs + 16 * ib, table);
       const __m256i aq = _mm256_sign_epi8(q, q);
       const __m256 vdl = _mm256_set1_ps(d * static_cast<float>(IQ4XSScale(wb[i], ib)));
       for (int c = 0; c < NC; ++c) {

@@ -55,6 +55,18 @@ static inline __m256i NibblesToBytes(const uint8_t* p) {
   return _mm256_and_si256(y, _mm256_set1_epi8(0x0f));
 }
 
+// 16 bytes of IQ4_NL / IQ4_XS codes -> their 32 signed int8 table values
+// (`table`: the 16-entry value table, in both 128-bit lanes), in
+// NibblesToBytes' element order.
+static inline __m256i NonlinearCodesToBytes(const uint8_t* p, __m256i table) {
+  return _mm256_shuffle_epi8(table, NibblesToBytes(p));
+}
+
+// The 16 int8 values of `values` in both 128-bit lanes (for vpshufb).
+static inline __m256i ByteTable16(const int8_t* values) {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(values)));
+}
+
 // 32 bits -> 32 bytes, 0xff where the bit is set.
 static inline __m256i BitsToBytes(const uint8_t* p) {
   uint32_t x32;

@@ -57,6 +57,8 @@ class Terminal:
     def close(self):
         subprocess.run(["tmux", "kill-session", "-t", self.name],
                        capture_output=True)
+        if getattr(self, "tmp", None):
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def prompts(screen):
@@ -93,7 +95,6 @@ def chat():
     term = start_chat("-n 120", "--ctx 2048")
     yield term
     term.close()
-    shutil.rmtree(term.tmp, ignore_errors=True)
 
 
 @pytest.fixture
@@ -102,7 +103,6 @@ def small_chat():
     term = start_chat("-n 32", "--ctx 160")
     yield term
     term.close()
-    shutil.rmtree(term.tmp, ignore_errors=True)
 
 
 def say(term, message):
