@@ -1,19 +1,19 @@
-// AVX2 attention kernels over cached K / V rows (kernel_table.h: dots_f32,
-// dots_f16, wsum_f32, wsum_f16): several query rows per key row read, and
-// the weighted sum of value rows held in registers across positions; the
-// single-row dot_f32 / dot_f16 / axpy_f32 / axpy_f16 are their one-row case.
+// AVX2 attention kernels over cached K / V rows (kernel_table.h:
+// scores_f32, scores_f16, wsum_f32, wsum_f16), and the one-row dot_f32 /
+// dot_f16 / axpy_f32 / axpy_f16.
 //
-// Bitwise contract: each row's arithmetic is that of the one-row kernels
-// (dot: two accumulators over 16-element steps, one 8-element step into the
-// first, HsumPs of their sum, the scalar tail; axpy: y = fma(alpha, x, y)
-// per element, positions in order). Rows only share loads, so results do
-// not depend on how many rows a call handles or where a row sits among
-// them.
+// Bitwise contract: a score is one accumulator per position over 8-element
+// steps, reduced as Reduce8 does, plus the scalar tail, times the scale,
+// whichever block of 8 positions and query row it is computed in; the
+// weighted sum is y = fma(alpha, x, y) per element, positions in order
+// (axpy's arithmetic). Rows and positions only share loads, so results do
+// not depend on how many rows or positions a call handles.
 //
 // Compiled with -mavx2 -mfma -mf16c: reached only through the dispatch table.
 #include <immintrin.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/avx2_internal.h"
 #include "kernels/simd_x86.h"
@@ -63,16 +63,84 @@ static inline void DotRows(const float* q, int64_t qs, const K* k, int64_t n,
   }
 }
 
+// Lane p = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) of a[p]: the
+// same sum for every lane, whichever position it holds.
+static inline __m256 Reduce8(const __m256* a) {
+  const __m256 t0 = _mm256_hadd_ps(a[0], a[1]), t1 = _mm256_hadd_ps(a[2], a[3]);
+  const __m256 t2 = _mm256_hadd_ps(a[4], a[5]), t3 = _mm256_hadd_ps(a[6], a[7]);
+  const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
+  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20),
+                       _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
+// Lane p: q . k[p] over elements [0, n8) (n8 a multiple of 8), one
+// accumulator per position.
 template <typename K>
-void Dots(const float* q, int64_t qs, int nr, const K* k, int64_t n, float scale,
-          float* out, int64_t os) {
-  int r = 0;
-  for (; r + 4 <= nr; r += 4) DotRows<4>(q + r * qs, qs, k, n, scale, out + r * os, os);
-  if (r + 2 <= nr) {
-    DotRows<2>(q + r * qs, qs, k, n, scale, out + r * os, os);
-    r += 2;
+static inline __m256 Dot8(const float* q, const K* const* k, int64_t n8) {
+  __m256 a[8];
+#pragma GCC unroll 8
+  for (int p = 0; p < 8; ++p) a[p] = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n8; i += 8) {
+    const __m256 qv = _mm256_loadu_ps(q + i);
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p)
+      a[p] = _mm256_fmadd_ps(qv, Load8(k[p] + i), a[p]);
   }
-  if (r < nr) DotRows<1>(q + r * qs, qs, k, n, scale, out + r * os, os);
+  return Reduce8(a);
+}
+
+// Score rows of at most this many elements go through a float tile when
+// several query rows share them (half to float is exact, so the arithmetic
+// is unchanged).
+constexpr int64_t kTileMaxDim = 512;
+
+// 8 positions at a time (a short last block repeats its last row and
+// drops the extra lanes); each query row against the block's rows, which
+// stay in L1 across the rows. The next blocks' rows are prefetched.
+template <typename K>
+void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
+            int64_t np, int64_t n, float scale, float* out, int64_t os) {
+  const int64_t n8 = n & ~int64_t{7};
+  const int64_t row_bytes = n * static_cast<int64_t>(sizeof(K));
+  alignas(32) float tile[8 * kTileMaxDim];
+  const bool use_tile = !std::is_same_v<K, float> && nr > 1 && n <= kTileMaxDim;
+  for (int64_t p0 = 0; p0 < np; p0 += 8) {
+    const int64_t pn = std::min<int64_t>(8, np - p0);
+    for (int64_t p = p0 + 16; p < std::min(np, p0 + 24); ++p) {
+      for (int64_t b = 0; b < row_bytes; b += 64) {
+        _mm_prefetch(static_cast<const char*>(rows[p]) + b, _MM_HINT_T0);
+      }
+    }
+    const K* k[8];
+    for (int p = 0; p < 8; ++p)
+      k[p] = static_cast<const K*>(rows[p0 + std::min<int64_t>(p, pn - 1)]);
+    const float* kt[8];
+    if (use_tile) {
+      for (int p = 0; p < 8; ++p) {
+        float* dst = tile + p * n;
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, Load8(k[p] + i));
+        for (; i < n; ++i) dst[i] = Scalar(k[p][i]);
+        kt[p] = dst;
+      }
+    }
+    for (int r = 0; r < nr; ++r) {
+      const float* qr = q + r * qs;
+      const __m256 s = use_tile ? Dot8<float>(qr, kt, n8) : Dot8<K>(qr, k, n8);
+      float* o = out + r * os + p0;
+      if (n8 == n && pn == 8) {
+        _mm256_storeu_ps(o, _mm256_mul_ps(s, _mm256_set1_ps(scale)));
+        continue;
+      }
+      alignas(32) float lane[8];
+      _mm256_store_ps(lane, s);
+      for (int64_t p = 0; p < pn; ++p) {
+        float v = lane[p];
+        for (int64_t j = n8; j < n; ++j) v += qr[j] * Scalar(k[p][j]);
+        o[p] = v * scale;
+      }
+    }
+  }
 }
 
 // Positions per pass of the weighted sum: their value rows stay in L1
@@ -178,8 +246,8 @@ void FillAttention(KernelTable* t) {
   t->dot_f16 = Dot<uint16_t>;
   t->axpy_f32 = Axpy<float>;
   t->axpy_f16 = Axpy<uint16_t>;
-  t->dots_f32 = Dots<float>;
-  t->dots_f16 = Dots<uint16_t>;
+  t->scores_f32 = Scores<float>;
+  t->scores_f16 = Scores<uint16_t>;
   t->wsum_f32 = Wsum<float>;
   t->wsum_f16 = Wsum<uint16_t>;
 }

@@ -73,6 +73,23 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, bool neox,
   }
 }
 
+float ExpSum(float* x, int64_t n, float m) {
+  const __m256 vm = _mm256_set1_ps(m);
+  __m256 vsum = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 e = ExpPs(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+    _mm256_storeu_ps(x + i, e);
+    vsum = _mm256_add_ps(vsum, e);
+  }
+  float sum = HsumPs(vsum);
+  for (; i < n; ++i) {
+    x[i] = expf(x[i] - m);
+    sum += x[i];
+  }
+  return sum;
+}
+
 void Softmax(float* x, int64_t n) {
   if (n <= 0) return;
   __m256 vmax = _mm256_set1_ps(-INFINITY);
@@ -80,18 +97,7 @@ void Softmax(float* x, int64_t n) {
   for (; i + 8 <= n; i += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
   float mx = x86::HmaxPs(vmax);
   for (; i < n; ++i) mx = fmaxf(mx, x[i]);
-  const __m256 vm = _mm256_set1_ps(mx);
-  __m256 vsum = _mm256_setzero_ps();
-  for (i = 0; i + 8 <= n; i += 8) {
-    const __m256 e = ExpPs(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
-    _mm256_storeu_ps(x + i, e);
-    vsum = _mm256_add_ps(vsum, e);
-  }
-  float sum = HsumPs(vsum);
-  for (; i < n; ++i) {
-    x[i] = expf(x[i] - mx);
-    sum += x[i];
-  }
+  const float sum = ExpSum(x, n, mx);
   const float inv = 1.0f / sum;
   const __m256 vinv = _mm256_set1_ps(inv);
   for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vinv));
@@ -176,6 +182,7 @@ void FillOps(KernelTable* t) {
   t->rms_norm = RmsNorm;
   t->rope = Rope;
   t->softmax = Softmax;
+  t->exp_sum = ExpSum;
   t->silu = Silu;
   t->gelu = Gelu;
   t->f32_to_f16 = F32ToF16;

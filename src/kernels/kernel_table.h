@@ -203,17 +203,22 @@ struct KernelTable {
   // y[i] = x[i] as IEEE half bits: bitwise tensor/half.h's Fp32ToFp16
   // (round to nearest even; NaN -> the quiet NaN 0x7e00 with x's sign).
   void (*f32_to_f16)(const float* x, uint16_t* y, int64_t n) = nullptr;
-  // Attention's score kernel: one key row k (n elements, float32 or half
-  // bits) against nr query rows q + r * q_stride:
-  //   out[r * out_stride] = dot(q_r, k) * scale   for r < nr,
-  // with exactly dot_f32's (dot_f16's) arithmetic per row, so a score
-  // does not depend on nr or on the row's place among them.
-  void (*dots_f32)(const float* q, int64_t q_stride, int nr, const float* k,
-                   int64_t n, float scale, float* out,
-                   int64_t out_stride) = nullptr;
-  void (*dots_f16)(const float* q, int64_t q_stride, int nr, const uint16_t* k,
-                   int64_t n, float scale, float* out,
-                   int64_t out_stride) = nullptr;
+  // Attention's score kernel: nr query rows q + r * q_stride against np
+  // key rows (rows[p]: n float32 / half elements):
+  //   out[r * out_stride + p] = dot(q_r, rows[p]) * scale.
+  // Each score's arithmetic is a fixed function of q_r and rows[p] alone
+  // (the same for every nr, np and place of the row or position among
+  // them), so a score does not depend on the batch, the chunking or the
+  // slicing of the context.
+  void (*scores_f32)(const float* q, int64_t q_stride, int nr,
+                     const void* const* rows, int64_t np, int64_t n,
+                     float scale, float* out, int64_t out_stride) = nullptr;
+  void (*scores_f16)(const float* q, int64_t q_stride, int nr,
+                     const void* const* rows, int64_t np, int64_t n,
+                     float scale, float* out, int64_t out_stride) = nullptr;
+  // In place x[i] = exp(x[i] - m) for i < n; returns their sum (an order
+  // fixed by n).
+  float (*exp_sum)(float* x, int64_t n, float m) = nullptr;
   // Attention's weighted sum: for r < nr and p = 0 .. np-1 in order,
   //   y_r += alpha[r * alpha_stride + p] * rows[p]
   // (y_r = y + r * y_stride; rows[p]: n float32 / half elements), with

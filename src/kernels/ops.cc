@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/isa.h"
 #include "util/check.h"
@@ -30,40 +31,73 @@ void Gelu(const KernelTable& t, const float* x, const float* mul, float* y, int6
   t.gelu(x, mul, y, n);
 }
 
+float SliceSoftmax(const KernelTable& t, float* s, int64_t n, float softcap,
+                   float* m) {
+  if (softcap > 0) {
+    for (int64_t j = 0; j < n; ++j) s[j] = softcap * std::tanh(s[j] / softcap);
+  }
+  float mx = s[0];
+  for (int64_t j = 1; j < n; ++j) mx = std::max(mx, s[j]);
+  *m = mx;
+  return t.exp_sum(s, n, mx);
+}
+
+void MergeSlices(const float* part, int64_t stride, int64_t n, int64_t hdv,
+                 float* out) {
+  float mx = -INFINITY;
+  for (int64_t k = 0; k < n; ++k) {
+    if (part[k * stride + 1] > 0) mx = std::max(mx, part[k * stride]);
+  }
+  std::fill_n(out, hdv, 0.0f);
+  float l = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    const float* p = part + k * stride;
+    if (!(p[1] > 0)) continue;
+    const float w = std::exp(p[0] - mx);
+    l += w * p[1];
+    for (int64_t i = 0; i < hdv; ++i) out[i] += w * p[2 + i];
+  }
+  const float inv = 1.0f / l;
+  for (int64_t i = 0; i < hdv; ++i) out[i] *= inv;
+}
+
 void Attention(const KernelTable& t, const AttentionArgs& a) {
-  CHECK(a.q != nullptr && a.out != nullptr && a.head_dim >= 0 && a.n_kv >= 0);
+  CHECK(a.q != nullptr && a.out != nullptr && a.head_dim >= 0 && a.n_kv >= 0 &&
+        a.first_pos >= 0);
   std::fill_n(a.out, a.head_dim, 0.0f);
   if (a.n_kv == 0) return;
   CHECK(a.k != nullptr && a.v != nullptr && a.scores != nullptr);
   const size_t k_el = a.k_type == KvType::kF32 ? 4 : 2;
   const size_t v_el = a.v_type == KvType::kF32 ? 4 : 2;
-  const size_t k_stride = a.k_row_bytes != 0 ? a.k_row_bytes : k_el * a.head_dim;
-  const size_t v_stride = a.v_row_bytes != 0 ? a.v_row_bytes : v_el * a.head_dim;
+  const size_t k_stride =
+      a.k_row_bytes != 0 ? a.k_row_bytes : k_el * a.head_dim;
+  const size_t v_stride =
+      a.v_row_bytes != 0 ? a.v_row_bytes : v_el * a.head_dim;
   const char* k = static_cast<const char*>(a.k);
   const char* v = static_cast<const char*>(a.v);
-  // Scores: [n_kv].
-  for (int64_t j = 0; j < a.n_kv; ++j) {
-    const void* row = k + j * k_stride;
-    const float s = a.k_type == KvType::kF32
-                        ? t.dot_f32(a.q, static_cast<const float*>(row), a.head_dim)
-                        : t.dot_f16(a.q, static_cast<const uint16_t*>(row), a.head_dim);
-    a.scores[j] = s * a.scale;
+  const int64_t stride = SlicePartialFloats(a.head_dim);
+  const int64_t first_slice = a.first_pos / kAttentionSlice;
+  const int64_t n_slices =
+      (a.first_pos + a.n_kv - 1) / kAttentionSlice - first_slice + 1;
+  std::vector<float> part(static_cast<size_t>(n_slices * stride), 0.0f);
+  std::vector<const void*> rows(static_cast<size_t>(kAttentionSlice));
+  for (int64_t sl = 0; sl < n_slices; ++sl) {
+    // Rows [j0, j1) of this slice.
+    const int64_t j0 = std::max<int64_t>(
+        0, (first_slice + sl) * kAttentionSlice - a.first_pos);
+    const int64_t j1 = std::min(
+        a.n_kv, (first_slice + sl + 1) * kAttentionSlice - a.first_pos);
+    float* s = a.scores + j0;
+    float* p = part.data() + sl * stride;
+    for (int64_t j = j0; j < j1; ++j) rows[j - j0] = k + j * k_stride;
+    (a.k_type == KvType::kF32 ? t.scores_f32 : t.scores_f16)(
+        a.q, 0, 1, rows.data(), j1 - j0, a.head_dim, a.scale, s, 0);
+    p[1] = SliceSoftmax(t, s, j1 - j0, a.softcap, &p[0]);
+    for (int64_t j = j0; j < j1; ++j) rows[j - j0] = v + j * v_stride;
+    (a.v_type == KvType::kF32 ? t.wsum_f32 : t.wsum_f16)(
+        rows.data(), j1 - j0, s, 0, 1, a.head_dim, p + 2, 0);
   }
-  if (a.softcap > 0) {
-    for (int64_t j = 0; j < a.n_kv; ++j) {
-      a.scores[j] = a.softcap * std::tanh(a.scores[j] / a.softcap);
-    }
-  }
-  t.softmax(a.scores, a.n_kv);
-  // Weighted sum of V rows: [head_dim].
-  for (int64_t j = 0; j < a.n_kv; ++j) {
-    const void* row = v + j * v_stride;
-    if (a.v_type == KvType::kF32) {
-      t.axpy_f32(a.scores[j], static_cast<const float*>(row), a.out, a.head_dim);
-    } else {
-      t.axpy_f16(a.scores[j], static_cast<const uint16_t*>(row), a.out, a.head_dim);
-    }
-  }
+  MergeSlices(part.data(), stride, n_slices, a.head_dim, a.out);
 }
 
 void RmsNorm(const float* x, const float* w, int64_t n, float eps, float* out) {

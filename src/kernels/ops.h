@@ -38,21 +38,47 @@ void Gelu(const float* x, const float* mul, float* y, int64_t n);
 // Element type of cached keys / values.
 enum class KvType { kF32, kF16 };
 
-// One query row against n_kv cached rows: out = softmax(scale * q.K^T) V.
+// Attention over a long context is computed in slices of key positions:
+// slice k holds positions [k * kAttentionSlice, (k + 1) * kAttentionSlice).
+// Each slice gives a partial (m = its highest score, l = sum of exp(s - m),
+// o = sum of exp(s - m) * v), and the partials are merged in slice order
+// (MergeSlices). Slices are fixed by position, never by the thread count or
+// the batch, so a query's result depends only on its own keys.
+inline constexpr int64_t kAttentionSlice = 256;
+
+// A partial's floats: m, l, then o [hdv].
+inline int64_t SlicePartialFloats(int64_t hdv) { return hdv + 2; }
+
+// One query row's softmax over its n >= 1 raw scores of one slice, in
+// place: softcap (when > 0: s = softcap * tanh(s / softcap)), *m = max,
+// s = exp(s - *m). Returns l = their sum.
+float SliceSoftmax(const KernelTable& t, float* s, int64_t n, float softcap,
+                   float* m);
+
+// out [hdv] = (sum_k w_k o_k) / (sum_k w_k l_k), w_k = exp(m_k - max m),
+// over the n partials part + k * stride (SlicePartialFloats layout) whose
+// l_k > 0, in order k = 0 .. n-1. REQUIRES: at least one has l_k > 0.
+void MergeSlices(const float* part, int64_t stride, int64_t n, int64_t hdv,
+                 float* out);
+
+// One query row against n_kv cached rows: out = softmax(scale * q.K^T) V,
+// by slices of kAttentionSlice positions (the reference that the model's
+// batched attention matches bitwise).
 struct AttentionArgs {
   const float* q = nullptr;  // [head_dim]
   const void* k = nullptr;   // n_kv rows of head_dim elements of k_type
   const void* v = nullptr;   // n_kv rows of head_dim elements of v_type
   KvType k_type = KvType::kF32;
   KvType v_type = KvType::kF32;
-  size_t k_row_bytes = 0;    // bytes between K rows; 0: packed
-  size_t v_row_bytes = 0;    // bytes between V rows; 0: packed
-  int64_t n_kv = 0;          // rows to attend to (0: out = 0)
-  int64_t head_dim = 0;      // elements per row
-  float scale = 1.0f;        // applied to q.k before the softmax
-  float softcap = 0.0f;      // > 0: s = softcap * tanh(s / softcap)
-  float* scores = nullptr;   // [n_kv] caller scratch (probabilities on return)
-  float* out = nullptr;      // [head_dim]
+  size_t k_row_bytes = 0;   // bytes between K rows; 0: packed
+  size_t v_row_bytes = 0;   // bytes between V rows; 0: packed
+  int64_t n_kv = 0;         // rows to attend to (0: out = 0)
+  int64_t first_pos = 0;    // position of row 0 (where slices begin)
+  int64_t head_dim = 0;     // elements per row
+  float scale = 1.0f;       // applied to q.k before the softmax
+  float softcap = 0.0f;     // > 0: s = softcap * tanh(s / softcap)
+  float* scores = nullptr;  // [n_kv] caller scratch
+  float* out = nullptr;     // [head_dim]
 };
 
 void Attention(const AttentionArgs& args);

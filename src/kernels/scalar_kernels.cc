@@ -380,9 +380,22 @@ void F32ToF16(const float* x, uint16_t* y, int64_t n) {
 
 // The multi-row attention kernels, by their definition in kernel_table.h.
 template <typename K, float (*kDot)(const float*, const K*, int64_t)>
-void Dots(const float* q, int64_t q_stride, int nr, const K* k, int64_t n,
-          float scale, float* out, int64_t out_stride) {
-  for (int r = 0; r < nr; ++r) out[r * out_stride] = kDot(q + r * q_stride, k, n) * scale;
+void Scores(const float* q, int64_t q_stride, int nr, const void* const* rows, int64_t np,
+            int64_t n, float scale, float* out, int64_t out_stride) {
+  for (int r = 0; r < nr; ++r) {
+    for (int64_t p = 0; p < np; ++p) {
+      out[r * out_stride + p] = kDot(q + r * q_stride, static_cast<const K*>(rows[p]), n) * scale;
+    }
+  }
+}
+
+float ExpSum(float* x, int64_t n, float m) {
+  float sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - m);
+    sum += x[i];
+  }
+  return sum;
 }
 
 template <typename K, void (*kAxpy)(float, const K*, float*, int64_t)>
@@ -425,8 +438,9 @@ KernelTable MakeScalarTable() {
   t.axpy_f32 = AxpyF32;
   t.axpy_f16 = AxpyF16;
   t.f32_to_f16 = F32ToF16;
-  t.dots_f32 = Dots<float, VecDotF32>;
-  t.dots_f16 = Dots<uint16_t, VecDotF16>;
+  t.scores_f32 = Scores<float, VecDotF32>;
+  t.scores_f16 = Scores<uint16_t, VecDotF16>;
+  t.exp_sum = ExpSum;
   t.wsum_f32 = Wsum<float, AxpyF32>;
   t.wsum_f16 = Wsum<uint16_t, AxpyF16>;
   t.read_bytes = ReadBytes;

@@ -22,14 +22,13 @@ struct AttentionContext {
   const kernels::KernelTable* kt = nullptr;  // never null
   kernels::ThreadPool* pool = nullptr;       // null: the calling thread only
   // Per pool thread: room for at least AttentionScratchFloats floats (one
-  // task's query rows, outputs and scores). Size >= pool's num_threads (1
-  // without a pool).
+  // task's query rows, scores and a tile of dequantized rows). Size >=
+  // pool's num_threads (1 without a pool).
   std::vector<std::vector<float>>* scores = nullptr;
 };
 
-// Floats of per-thread scratch Attention needs for a batch whose largest
-// position is max_pos, with the cache's row type `type`.
-int64_t AttentionScratchFloats(const ModelConfig& c, KvType type, int32_t max_pos);
+// Floats of per-thread scratch Attention needs (any batch, any context).
+int64_t AttentionScratchFloats(const ModelConfig& c);
 
 // Stores every batch token's K and V rows for layer `layer`, converted
 // to the cache's KvType.
@@ -39,7 +38,9 @@ void WriteKv(const ModelConfig& c, int32_t layer, const Batch& batch,
 
 // Attention of every batch token against its own sequence's cached
 // positions <= its position (and inside the window on sliding-window
-// layers). q: [T, q_dim], out: [T, n_head * head_dim_v].
+// layers), by slices of kernels::kAttentionSlice positions, bitwise what
+// kernels::Attention gives each (token, head) alone.
+// q: [T, q_dim], out: [T, n_head * head_dim_v].
 void Attention(const AttentionContext& ax, const ModelConfig& c, int32_t layer,
                const KvCache& cache, const Batch& batch, const float* q,
                float* out);

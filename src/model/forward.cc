@@ -41,7 +41,7 @@ struct ForwardScratch {
   std::vector<float> rope_global;  // [T, n_rot] cos/sin of global layers
   std::vector<float> rope_local;   // [T, n_rot] cos/sin of local layers
   std::vector<float> rows;   // [n_out, n_embd] normed rows that want logits
-  std::vector<std::vector<float>> scores;  // per pool thread: [max context]
+  std::vector<std::vector<float>> scores;  // per pool thread: attention scratch
   std::vector<std::vector<float>> decoded;  // per pool thread: [cols] (fallback)
   kernels::MatMulScratch matmul;            // quantized activations
 };
@@ -179,14 +179,12 @@ Status Model::Forward(const Batch& batch, KvCache* cache,
   Grow(&s.o, T * E);
   Grow(&s.gate, T * c.n_ff);
   Grow(&s.up, T * c.n_ff);
-  int32_t max_pos = 0;
-  for (int32_t p : batch.positions) max_pos = std::max(max_pos, p);
   if (static_cast<int>(s.scores.size()) < cx.n_threads) {
     s.scores.resize(static_cast<size_t>(cx.n_threads));
     s.decoded.resize(static_cast<size_t>(cx.n_threads));
   }
   for (auto& sc : s.scores) {
-    Grow(&sc, AttentionScratchFloats(c, cache->kv_type(), max_pos));
+    Grow(&sc, AttentionScratchFloats(c));
   }
   const AttentionContext ax{&kt, cx.pool, &s.scores};
 

@@ -1,9 +1,11 @@
-// The multi-row attention kernels (kernel_table.h: dots_*, wsum_*): on
-// every supported ISA, bitwise equal to the single-row dot / axpy kernels
-// of the same table (the batch-invariance contract), and within float
-// tolerance of a double-precision reference; odd sizes throughout.
+// The multi-row attention kernels (kernel_table.h: scores_*, wsum_*,
+// exp_sum): on every supported ISA, each result bitwise independent of the
+// call's shape (the batch-invariance contract; wsum is the single-row axpy
+// sequence), and within float tolerance of a double-precision reference;
+// odd sizes throughout.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -30,38 +32,81 @@ bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 const int64_t kDims[] = {1, 7, 8, 15, 16, 17, 64, 72, 255, 256};
 const int kRows[] = {1, 2, 3, 4, 5, 7, 9, 16};
 
-TEST(AttentionKernelsTest, DotsMatchDotPerRow) {
+// Every score of a call is bitwise the score of its (query row, key row)
+// computed alone, whatever the numbers of rows and positions (blocks of 8
+// with a short last block, float tiles for several rows), and within float
+// tolerance of a double-precision dot.
+TEST(AttentionKernelsTest, ScoresDependOnlyOnRowAndPosition) {
   for (Isa isa : SupportedIsas()) {
     const KernelTable& t = GetKernels(isa);
     for (int64_t n : kDims) {
       for (int nr : kRows) {
-        const int64_t qs = n + 3;  // a row stride other than n
-        const std::vector<float> q = RandomVec(nr * qs, 1), k = RandomVec(n, 2);
-        std::vector<uint16_t> kh(n);
-        for (int64_t i = 0; i < n; ++i) kh[i] = Fp32ToFp16(k[i]);
-        const float scale = 0.125f;
-        const int64_t os = 2;
-        std::vector<float> out(nr * os, -1.0f), outh(nr * os, -1.0f);
-        t.dots_f32(q.data(), qs, nr, k.data(), n, scale, out.data(), os);
-        t.dots_f16(q.data(), qs, nr, kh.data(), n, scale, outh.data(), os);
-        for (int r = 0; r < nr; ++r) {
-          const std::string what = std::string(IsaName(isa)) + " n=" + std::to_string(n) +
-                                   " nr=" + std::to_string(nr) + " r=" + std::to_string(r);
-          EXPECT_TRUE(SameBits(out[r * os], t.dot_f32(q.data() + r * qs, k.data(), n) * scale))
-              << what;
-          EXPECT_TRUE(SameBits(outh[r * os], t.dot_f16(q.data() + r * qs, kh.data(), n) * scale))
-              << what;
-          double want = 0, wanth = 0;
-          for (int64_t i = 0; i < n; ++i) {
-            want += double{q[r * qs + i]} * k[i];
-            wanth += double{q[r * qs + i]} * Fp16ToFp32(kh[i]);
+        for (int64_t np : {1, 3, 8, 9, 16, 21}) {
+          const int64_t qs = n + 3;  // a row stride other than n
+          const std::vector<float> q = RandomVec(nr * qs, 1),
+                                   k = RandomVec(np * n, 2);
+          std::vector<uint16_t> kh(np * n);
+          for (int64_t i = 0; i < np * n; ++i) kh[i] = Fp32ToFp16(k[i]);
+          std::vector<const void*> rows(np), rowsh(np);
+          for (int64_t p = 0; p < np; ++p) {
+            rows[p] = k.data() + p * n;
+            rowsh[p] = kh.data() + p * n;
           }
-          const double tol = 1e-5 * (std::sqrt(static_cast<double>(n)) + 1) * 4;
-          EXPECT_NEAR(out[r * os], want * scale, tol) << what;
-          EXPECT_NEAR(outh[r * os], wanth * scale, tol) << what;
-          EXPECT_EQ(out[r * os + 1], -1.0f) << what << ": wrote past its slot";
+          const float scale = 0.125f;
+          const int64_t os = np + 2;
+          std::vector<float> out(nr * os, -1.0f), outh(nr * os, -1.0f);
+          t.scores_f32(q.data(), qs, nr, rows.data(), np, n, scale, out.data(),
+                       os);
+          t.scores_f16(q.data(), qs, nr, rowsh.data(), np, n, scale,
+                       outh.data(), os);
+          for (int r = 0; r < nr; ++r) {
+            for (int64_t p = 0; p < np; ++p) {
+              const std::string what =
+                  std::string(IsaName(isa)) + " n=" + std::to_string(n) +
+                  " nr=" + std::to_string(nr) + " np=" + std::to_string(np) +
+                  " r=" + std::to_string(r) + " p=" + std::to_string(p);
+              float one = 0, oneh = 0;
+              t.scores_f32(q.data() + r * qs, 0, 1, &rows[p], 1, n, scale, &one,
+                           0);
+              t.scores_f16(q.data() + r * qs, 0, 1, &rowsh[p], 1, n, scale,
+                           &oneh, 0);
+              ASSERT_TRUE(SameBits(out[r * os + p], one)) << what;
+              ASSERT_TRUE(SameBits(outh[r * os + p], oneh)) << what;
+              double want = 0, wanth = 0;
+              for (int64_t i = 0; i < n; ++i) {
+                want += double{q[r * qs + i]} * k[p * n + i];
+                wanth += double{q[r * qs + i]} * Fp16ToFp32(kh[p * n + i]);
+              }
+              const double tol =
+                  1e-5 * (std::sqrt(static_cast<double>(n)) + 1) * 4;
+              EXPECT_NEAR(out[r * os + p], want * scale, tol) << what;
+              EXPECT_NEAR(outh[r * os + p], wanth * scale, tol) << what;
+            }
+            EXPECT_EQ(out[r * os + np], -1.0f) << "wrote past its slots";
+          }
         }
       }
+    }
+  }
+}
+
+TEST(AttentionKernelsTest, ExpSumMatchesReference) {
+  for (Isa isa : SupportedIsas()) {
+    const KernelTable& t = GetKernels(isa);
+    for (int64_t n : {1, 7, 8, 9, 33, 256}) {
+      std::vector<float> x = RandomVec(n, 7);
+      float m = x[0];
+      for (float v : x) m = std::max(m, v);
+      const std::vector<float> x0 = x;
+      const float sum = t.exp_sum(x.data(), n, m);
+      double want = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double e = std::exp(double{x0[i]} - m);
+        want += e;
+        EXPECT_NEAR(x[i], e, 2e-6 * e + 1e-7)
+            << IsaName(isa) << " n=" << n << " i=" << i;
+      }
+      EXPECT_NEAR(sum, want, 2e-6 * want) << IsaName(isa) << " n=" << n;
     }
   }
 }

@@ -4,7 +4,8 @@
 //
 // Attention must give every query head bitwise what the single-query
 // kernels::Attention gives (same kernel calls in the same order), whatever
-// the grouping, the thread count, the batch or the KV storage type.
+// the grouping, the thread count, the batch, the chunking or the KV storage
+// type.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -35,21 +36,27 @@ ModelConfig AttentionConfig(int64_t n_head, int64_t n_head_kv, int64_t head_dim)
   return c;
 }
 
-// Model attention for a batch vs one kernels::Attention call per (token,
-// head), with the given thread count; bitwise.
-void CheckAttention(const ModelConfig& c, KvType type, const kernels::KernelTable& kt,
-                    int n_threads) {
-  SCOPED_TRACE(::testing::Message() << "heads " << c.n_head << "/" << c.n_head_kv
-                                  << " dim " << c.head_dim_k << " kv " << KvTypeName(type)
-                                  << " " << kt.name << " threads " << n_threads);
-  const int32_t kSeqs = 3, kCap = 37;
+// Model attention for a batch, with the given thread count, vs each token
+// alone in a batch of its own on one thread, and (F32 / F16) vs one
+// kernels::Attention call per (token, head); bitwise. Contexts cross the
+// attention's slice boundaries (kernels::kAttentionSlice), and a prompt
+// chunk straddles one.
+void CheckAttention(const ModelConfig& c, KvType type,
+                    const kernels::KernelTable& kt, int n_threads) {
+  SCOPED_TRACE(::testing::Message()
+               << "heads " << c.n_head << "/" << c.n_head_kv << " dim "
+               << c.head_dim_k << " kv " << KvTypeName(type) << " " << kt.name
+               << " threads " << n_threads);
+  constexpr int64_t kSlice = kernels::kAttentionSlice;
+  const int32_t kSeqs = 4, kCap = static_cast<int32_t>(2 * kSlice + 37);
   auto kv = ContiguousKvCache::Create(c, kCap, kSeqs, type);
   ASSERT_TRUE(kv.ok()) << kv.status().ToString();
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   // Sequence s holds lengths[s] positions; the batch's tokens sit at the
   // last position of each (and two more of sequence 0).
-  const int32_t lengths[kSeqs] = {kCap, 1, 20};
+  const int32_t lengths[kSeqs] = {kCap, 1, 20,
+                                  static_cast<int32_t>(kSlice + 9)};
   Batch batch;
   for (int32_t s = 0; s < kSeqs; ++s) {
     ASSERT_TRUE((*kv)->Reserve(s, lengths[s]).ok());
@@ -67,46 +74,62 @@ void CheckAttention(const ModelConfig& c, KvType type, const kernels::KernelTabl
   }
   batch.Add(1, 5, 0, true);
   batch.Add(1, 0, 0, true);
-  // A prompt chunk: consecutive positions of one sequence share tasks (and
+  // Prompt chunks: consecutive positions of one sequence share tasks (and
   // their key / value reads), which must not change any token's result.
   for (int32_t p = 9; p < 20; ++p) batch.Add(1, p, 2, true);
+  for (int32_t p = kSlice - 12; p < kSlice + 8; ++p) batch.Add(1, p, 3, true);
   const int64_t T = static_cast<int64_t>(batch.size());
   std::vector<float> q(T * c.q_dim());
   for (float& x : q) x = nd(rng);
 
   std::unique_ptr<kernels::ThreadPool> pool;
   if (n_threads > 1) {
-    pool = std::make_unique<kernels::ThreadPool>(
-        kernels::ThreadPoolOptions{.num_threads = n_threads, .spin_iterations = 100});
+    pool = std::make_unique<kernels::ThreadPool>(kernels::ThreadPoolOptions{
+        .num_threads = n_threads, .spin_iterations = 100});
   }
   std::vector<std::vector<float>> scores(
-      n_threads, std::vector<float>(AttentionScratchFloats(c, type, kCap - 1)));
+      n_threads, std::vector<float>(AttentionScratchFloats(c)));
   const AttentionContext ax{&kt, pool.get(), &scores};
+  const AttentionContext ax1{&kt, nullptr, &scores};
+  const int64_t out_row = c.n_head * c.head_dim_v;
   for (int32_t layer = 0; layer < c.n_layer; ++layer) {
-    std::vector<float> out(T * c.n_head * c.head_dim_v, -1.0f);
+    std::vector<float> out(T * out_row, -1.0f);
     Attention(ax, c, layer, **kv, batch, q.data(), out.data());
     const int64_t group = c.n_head / c.n_head_kv;
     const size_t el = type == KvType::kF32 ? 4 : 2;
-    std::vector<float> want(c.head_dim_v), sc(kCap);
+    std::vector<float> want(c.head_dim_v), sc(kCap), alone(out_row);
     for (int64_t t = 0; t < T; ++t) {
+      Batch one;
+      one.Add(1, batch.positions[t], batch.seq_ids[t], true);
+      Attention(ax1, c, layer, **kv, one, q.data() + t * c.q_dim(),
+                alone.data());
+      ASSERT_EQ(0, std::memcmp(out.data() + t * out_row, alone.data(),
+                               alone.size() * sizeof(float)))
+          << "layer " << layer << " token " << t << " alone";
+      if (type == KvType::kQ8_0) continue;
       for (int64_t h = 0; h < c.n_head; ++h) {
         const KvCache& ckv = **kv;
         kernels::AttentionArgs a;
         a.q = q.data() + t * c.q_dim() + h * c.head_dim_k;
         // Sliding-window layers see keys pos - window + 1 .. pos.
         const int32_t pos = batch.positions[t];
-        const int32_t lo = c.IsLocalLayer(layer) && pos >= c.sliding_window
-                               ? pos - static_cast<int32_t>(c.sliding_window) + 1
-                               : 0;
-        a.k = ckv.KeyData(layer, batch.seq_ids[t], lo) + (h / group) * c.head_dim_k * el;
-        a.v = ckv.ValueData(layer, batch.seq_ids[t], lo) + (h / group) * c.head_dim_v * el;
+        const int32_t lo =
+            c.IsLocalLayer(layer) && pos >= c.sliding_window
+                ? pos - static_cast<int32_t>(c.sliding_window) + 1
+                : 0;
+        a.k = ckv.KeyData(layer, batch.seq_ids[t], lo) +
+              (h / group) * c.head_dim_k * el;
+        a.v = ckv.ValueData(layer, batch.seq_ids[t], lo) +
+              (h / group) * c.head_dim_v * el;
         a.k_type = a.v_type = type == KvType::kF32 ? kernels::KvType::kF32
                                                    : kernels::KvType::kF16;
         a.k_row_bytes = static_cast<size_t>(KvRowBytes(type, c.k_dim()));
         a.v_row_bytes = static_cast<size_t>(KvRowBytes(type, c.v_dim()));
         a.n_kv = pos - lo + 1;
+        a.first_pos = lo;
         a.head_dim = c.head_dim_k;
         a.scale = c.attn_scale;
+        a.softcap = c.attn_softcap;
         a.scores = sc.data();
         a.out = want.data();
         kernels::Attention(kt, a);
@@ -121,17 +144,27 @@ void CheckAttention(const ModelConfig& c, KvType type, const kernels::KernelTabl
 TEST(DecodeAttentionTest, GroupedHeadsMatchSingleQueryKernel) {
   for (kernels::Isa isa : kernels::SupportedIsas()) {
     const kernels::KernelTable& kt = kernels::GetKernels(isa);
-    for (KvType type : {KvType::kF32, KvType::kF16}) {
+    for (KvType type : {KvType::kF32, KvType::kF16, KvType::kQ8_0}) {
       for (int threads : {1, 2, 3, 7}) {
-        // Odd head sizes exercise the kernels' scalar tails.
-        CheckAttention(AttentionConfig(6, 2, 20), type, kt, threads);
-        CheckAttention(AttentionConfig(5, 1, 13), type, kt, threads);
-        CheckAttention(AttentionConfig(3, 3, 8), type, kt, threads);
+        // Odd head sizes exercise the kernels' scalar tails (Q8_0 rows
+        // need whole blocks of 32).
+        if (type != KvType::kQ8_0) {
+          CheckAttention(AttentionConfig(6, 2, 20), type, kt, threads);
+          CheckAttention(AttentionConfig(5, 1, 13), type, kt, threads);
+          CheckAttention(AttentionConfig(3, 3, 8), type, kt, threads);
+        }
         CheckAttention(AttentionConfig(8, 1, 32), type, kt, threads);
-        ModelConfig swa = AttentionConfig(4, 2, 16);
+        CheckAttention(AttentionConfig(3, 1, 64), type, kt, threads);
+        ModelConfig swa = AttentionConfig(4, 2, 32);
         swa.sliding_window = 6;
         swa.swa_pattern = 2;  // layer 0 local, layer 1 global
         CheckAttention(swa, type, kt, threads);
+        ModelConfig capped = AttentionConfig(4, 2, 32);
+        capped.attn_softcap = 50.0f;
+        capped.sliding_window =
+            kernels::kAttentionSlice + 3;  // a window across slices
+        capped.swa_pattern = 2;
+        CheckAttention(capped, type, kt, threads);
       }
     }
   }
