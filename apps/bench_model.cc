@@ -11,6 +11,10 @@
 //   tg128  generation: 128 one-token Forwards from an empty context
 //   B = 1..32: one batched decode step of B sequences, each with 256
 //          tokens of context, as ONE Forward (the engine's decode step)
+//   --depth 0,1000,...: tg128 after that many tokens of context and the
+//          curve at that context, for each depth (llama-bench's -d); each
+//          decode row shows the KV bytes its step reads and the step's
+//          share of its read floor ((weights + KV bytes) / bandwidth)
 //
 // Every figure is the median of --reps runs after one warm-up, with min-max.
 // Decode figures are also shown as GB/s of weights read (each step reads
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "apps/bench_json.h"
+#include "apps/bench_model_stats.h"
 #include "apps/build_info.h"
 #include "apps/command.h"
 #include "apps/flags.h"
@@ -52,96 +57,7 @@
 namespace weft::apps {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
-
-// Median, min and max of timed samples (seconds).
-struct Stat {
-  std::vector<double> samples;
-  double median = 0, min = 0, max = 0;
-};
-
-Stat Summarize(std::vector<double> v) {
-  Stat s;
-  s.samples = v;
-  std::sort(v.begin(), v.end());
-  s.min = v.front();
-  s.max = v.back();
-  const size_t n = v.size();
-  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  return s;
-}
-
-// Runs fn once as a warm-up, then `reps` timed times.
-// before(r) (a Status) runs untimed ahead of run r (0: the warm-up).
-template <typename Fn, typename Before>
-StatusOr<Stat> Time(int reps, Fn&& fn, Before&& before) {
-  std::vector<double> t;
-  for (int r = 0; r <= reps; ++r) {
-    RETURN_IF_ERROR(before(r));
-    const auto a = Clock::now();
-    RETURN_IF_ERROR(fn());
-    const double s = std::chrono::duration<double>(Clock::now() - a).count();
-    if (r > 0) t.push_back(s);
-  }
-  return Summarize(std::move(t));
-}
-
-template <typename Fn>
-StatusOr<Stat> Time(int reps, Fn&& fn) {
-  return Time(reps, fn, [](int) { return OkStatus(); });
-}
-
-// Bytes of the weight matrices one decode step reads (all layers + output).
-uint64_t WeightBytes(const model::ModelWeights& w) {
-  auto bytes = [](const model::WeightMatrix& m) {
-    return m.present() ? static_cast<uint64_t>(m.rows) * m.row_bytes : 0;
-  };
-  uint64_t b = bytes(w.output);
-  for (const model::LayerWeights& l : w.layers) {
-    b += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) +
-         bytes(l.ffn_gate) + bytes(l.ffn_up) + bytes(l.ffn_down);
-  }
-  return b;
-}
-
-// Multiply-adds of the weight products: per token through the layers, and
-// per row of logits through the output matrix.
-struct WeightMacs {
-  uint64_t layers = 0;
-  uint64_t output = 0;
-  // The same by the instruction sequence that bounds their kernels.
-  uint64_t layers_by_kind[kernels::kNumPeakKinds] = {};
-  uint64_t output_by_kind[kernels::kNumPeakKinds] = {};
-};
-
-WeightMacs CountWeightMacs(const model::ModelWeights& w) {
-  auto macs = [](const model::WeightMatrix& m) {
-    return m.present() ? static_cast<uint64_t>(m.rows) * static_cast<uint64_t>(m.cols) : 0;
-  };
-  auto kind = [](const model::WeightMatrix& m) {
-    return static_cast<int>(kernels::PeakKindOf(m.type));
-  };
-  WeightMacs n;
-  if (w.output.present()) {
-    n.output = macs(w.output);
-    n.output_by_kind[kind(w.output)] = n.output;
-  }
-  for (const model::LayerWeights& l : w.layers) {
-    for (const model::WeightMatrix* m :
-         {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
-      if (!m->present()) continue;
-      n.layers += macs(*m);
-      n.layers_by_kind[kind(*m)] += macs(*m);
-    }
-  }
-  return n;
-}
-
-json StatJson(const Stat& s) {
-  return json{{"median_s", s.median}, {"min_s", s.min}, {"max_s", s.max},
-              {"samples_s", s.samples}};
-}
 
 // argv[0] is "model" under `weft bench`, else "bench-model".
 std::string CommandLine(int argc, char** argv) {
@@ -161,7 +77,7 @@ int RunBenchModel(int argc, char** argv) {
                 "with the read bandwidth measured in the same run.");
   std::string model_path = WEFT_BENCH_MODEL, json_path, isa_name;
   int64_t threads = 2, reps = 5, pp = 512, tg = 128, ctx = 256;
-  std::string batch_list = "1,2,4,8,16,32", kv_type_name = "f16";
+  std::string batch_list = "1,2,4,8,16,32", kv_type_name = "f16", depth_list;
   bool row_major = false;
   flags.String("model", &model_path, "GGUF model file", 'm');
   flags.Int("threads", &threads, "compute threads (caller included)", 't');
@@ -172,6 +88,9 @@ int RunBenchModel(int argc, char** argv) {
   flags.Int("tg", &tg, "tokens of the generation test (0 = skip)");
   flags.Int("ctx", &ctx, "context tokens of each sequence in the batched decode test");
   flags.String("batches", &batch_list, "batch sizes of the decode curve (empty = skip)");
+  flags.String("depth", &depth_list,
+               "context depths, e.g. 0,1000,2000,4000 (llama-bench's -d): the generation test "
+               "starts after that many tokens and the decode curve runs at each (replaces --ctx)");
   flags.String("kv-type", &kv_type_name,
                "KV cache storage: f16 (as weft serve and llama-bench), f32 or q8_0");
   flags.Bool("row-major", &row_major,
@@ -187,18 +106,30 @@ int RunBenchModel(int argc, char** argv) {
     std::fprintf(stderr, "weft bench model: --threads, --reps, --pp, --tg or --ctx out of range\n");
     return 2;
   }
-  std::vector<int> batches;
-  for (std::string_view piece : StrSplit(batch_list, ',')) {
-    const std::string part(piece);
-    if (part.empty()) continue;
-    char* end = nullptr;
-    const long b = std::strtol(part.c_str(), &end, 10);
-    if (*end != '\0' || b < 1 || b > 4096) {
-      std::fprintf(stderr, "weft bench model: bad batch size '%s'\n", part.c_str());
-      return 2;
+  // A comma-separated list of integers in [lo, hi].
+  auto parse_list = [](const std::string& list, long lo, long hi, const char* what,
+                       std::vector<int>* out) {
+    for (std::string_view piece : StrSplit(list, ',')) {
+      const std::string part(piece);
+      if (part.empty()) continue;
+      char* end = nullptr;
+      const long b = std::strtol(part.c_str(), &end, 10);
+      if (*end != '\0' || b < lo || b > hi) {
+        std::fprintf(stderr, "weft bench model: bad %s '%s'\n", what, part.c_str());
+        return false;
+      }
+      out->push_back(static_cast<int>(b));
     }
-    batches.push_back(static_cast<int>(b));
+    return true;
+  };
+  std::vector<int> batches, depths;
+  if (!parse_list(batch_list, 1, 4096, "batch size", &batches) ||
+      !parse_list(depth_list, 0, 1 << 20, "depth", &depths)) {
+    return 2;
   }
+  // Without --depth: tg from an empty context, the curve at --ctx.
+  const bool by_depth = !depths.empty();
+  if (!by_depth) depths.push_back(0);
   if (!isa_name.empty()) {
     kernels::Isa isa;
     if (!kernels::ParseIsa(isa_name, &isa) || !kernels::IsaSupported(isa)) {
@@ -331,26 +262,51 @@ int RunBenchModel(int argc, char** argv) {
   // One table line; `steps` Forward calls made `tokens` tokens and `gops`
   // weight-product GOP/s; `floor`: the compute floor of all of them (s);
   // ratio > 0: the step as a multiple of step(B=1); paired: % of the
-  // paired probe (decode only).
+  // paired probe (decode only); kv: KV bytes a step reads (decode only).
   auto row = [&](const std::string& test, const Stat& st, double tokens, double steps,
-                 bool decode, double gops, double floor, double ratio, double paired) {
+                 bool decode, double gops, double floor, double ratio, double paired,
+                 double kv) {
     // Cells after GOP/s: floor ms/step, % floor, GB/s, % roofline, % paired,
-    // ratio.
+    // KV MB/step, % read floor, ratio.
     std::string cells;
     cells += floor > 0 ? StrFormat(" %.2f | %.0f%% |", 1e3 * floor / steps,
                                    100.0 * floor / st.median)
                        : std::string(" | |");
     if (decode) {
       const double gbs = weights_gbs(steps, st.median);
-      cells += StrFormat(" %.1f | %.0f%% | %.0f%% |", gbs, 100.0 * gbs / bandwidth, paired);
+      const double read_floor = (static_cast<double>(wbytes) + kv) / (bandwidth * 1e9);
+      cells += StrFormat(" %.1f | %.0f%% | %.0f%% | %.1f | %.0f%% |", gbs,
+                         100.0 * gbs / bandwidth, paired, kv / 1e6,
+                         100.0 * read_floor * steps / st.median);
     } else {
-      cells += " | | |";
+      cells += " | | | | |";
     }
     cells += ratio > 0 ? StrFormat(" %.2f |", ratio) : std::string(" |");
     table += StrFormat("| %s | %.2f | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.1f |%s\n",
                        test.c_str(), 1e3 * st.median / steps, 1e3 * st.median,
                        1e3 * st.min, 1e3 * st.max, tokens / st.median,
                        tokens / st.max, tokens / st.min, gops, cells.c_str());
+  };
+  const int64_t k_bytes = model::KvRowBytes(*kv_type, c.k_dim());
+  const int64_t v_bytes = model::KvRowBytes(*kv_type, c.v_dim());
+  // KV bytes of `positions` cached positions of one sequence, all layers.
+  auto kv_read = [&](double positions) {
+    return positions * static_cast<double>(c.n_layer) * static_cast<double>(k_bytes + v_bytes);
+  };
+  // The weights-plus-KV read floor of a step reading `kv` KV bytes (s).
+  auto read_floor_s = [&](double kv) {
+    return (static_cast<double>(wbytes) + kv) / (bandwidth * 1e9);
+  };
+  // Prefills positions [0, n) of `seq` with random tokens, in chunks.
+  std::vector<float> prefill_logits;
+  auto prefill = [&](model::KvCache* kv, int32_t seq, int32_t n) -> Status {
+    constexpr int32_t kChunk = 512;
+    for (int32_t p = 0; p < n; p += kChunk) {
+      const int32_t len = std::min(kChunk, n - p);
+      RETURN_IF_ERROR(m.Forward(model::Batch::ForPrompt(random_tokens(len), p, seq), kv,
+                                &prefill_logits, opts));
+    }
+    return OkStatus();
   };
 
   // The compute floor of a test whose timed unit has the median `median`.
@@ -374,54 +330,62 @@ int RunBenchModel(int argc, char** argv) {
     out["pp"]["gops"] = gops;
     const double floor = floor_s(static_cast<double>(pp), 1);
     put_floor(out["pp"], floor, st->median);
-    row("pp" + std::to_string(pp), *st, static_cast<double>(pp), 1, false, gops, floor, 0, 0);
+    row("pp" + std::to_string(pp), *st, static_cast<double>(pp), 1, false, gops, floor, 0, 0, 0);
   }
-  if (tg > 0) {
-    auto kv = model::ContiguousKvCache::Create(c, static_cast<int32_t>(tg), 1, *kv_type);
-    if (!kv.ok()) return Fail(kv.status());
-    const std::vector<int32_t> ids = random_tokens(tg);
-    std::vector<float> logits;
-    auto st = Time(static_cast<int>(reps), [&]() -> Status {
-      for (int64_t i = 0; i < tg; ++i) {
-        model::Batch b;
-        b.Add(ids[i], static_cast<int32_t>(i), 0, true);
-        RETURN_IF_ERROR(m.Forward(b, kv->get(), &logits, opts));
-      }
-      return OkStatus();
-    }, probe_before);
-    if (!st.ok()) return Fail(st.status());
-    const double gbs = weights_gbs(static_cast<double>(tg), st->median);
-    const double paired = paired_pct(*st, static_cast<double>(tg));
-    out["tg"] = StatJson(*st);
-    out["tg"]["tokens"] = tg;
-    out["tg"]["tokens_per_s"] = static_cast<double>(tg) / st->median;
-    out["tg"]["weights_gbs"] = gbs;
-    out["tg"]["roofline_pct"] = 100.0 * gbs / bandwidth;
-    out["tg"]["probe_gbs"] = probes;
-    out["tg"]["paired_roofline_pct"] = paired;
-    const double gops = ops(1, 1) * static_cast<double>(tg) / st->median / 1e9;
-    out["tg"]["gops"] = gops;
-    const double floor = floor_s(1, 1) * static_cast<double>(tg);
-    put_floor(out["tg"], floor, st->median);
-    row("tg" + std::to_string(tg), *st, static_cast<double>(tg), static_cast<double>(tg), true,
-        gops, floor, 0, paired);
-  }
-  if (!batches.empty()) {
+  json tg_json = json::array(), curves = json::array();
+  for (int depth : depths) {
+    const std::string at = by_depth ? StrFormat(" @ d%d", depth) : std::string();
+    if (tg > 0) {
+      auto kv = model::ContiguousKvCache::Create(c, depth + static_cast<int32_t>(tg), 1, *kv_type);
+      if (!kv.ok()) return Fail(kv.status());
+      if (Status s = prefill(kv->get(), 0, depth); !s.ok()) return Fail(s);
+      const std::vector<int32_t> ids = random_tokens(tg);
+      std::vector<float> logits;
+      auto st = Time(static_cast<int>(reps), [&]() -> Status {
+        for (int64_t i = 0; i < tg; ++i) {
+          model::Batch b;
+          b.Add(ids[i], depth + static_cast<int32_t>(i), 0, true);
+          RETURN_IF_ERROR(m.Forward(b, kv->get(), &logits, opts));
+        }
+        return OkStatus();
+      }, [&](int r) {
+        (*kv)->Truncate(0, depth);
+        return probe_before(r);
+      });
+      if (!st.ok()) return Fail(st.status());
+      const double gbs = weights_gbs(static_cast<double>(tg), st->median);
+      const double paired = paired_pct(*st, static_cast<double>(tg));
+      // Step i reads depth + i + 1 positions; their mean.
+      const double kv_step = kv_read(depth + (static_cast<double>(tg) + 1) / 2);
+      json j = StatJson(*st);
+      j["depth"] = depth;
+      j["tokens"] = tg;
+      j["tokens_per_s"] = static_cast<double>(tg) / st->median;
+      j["weights_gbs"] = gbs;
+      j["roofline_pct"] = 100.0 * gbs / bandwidth;
+      j["probe_gbs"] = probes;
+      j["paired_roofline_pct"] = paired;
+      j["kv_bytes_per_step"] = kv_step;
+      j["read_floor_pct"] = 100.0 * read_floor_s(kv_step) * static_cast<double>(tg) / st->median;
+      const double gops = ops(1, 1) * static_cast<double>(tg) / st->median / 1e9;
+      j["gops"] = gops;
+      const double floor = floor_s(1, 1) * static_cast<double>(tg);
+      put_floor(j, floor, st->median);
+      tg_json.push_back(j);
+      row("tg" + std::to_string(tg) + at, *st, static_cast<double>(tg), static_cast<double>(tg),
+          true, gops, floor, 0, paired, kv_step);
+    }
+    if (batches.empty()) continue;
+    const int32_t n = by_depth ? depth : static_cast<int32_t>(ctx);
     const int max_b = *std::max_element(batches.begin(), batches.end());
-    auto kv_or =
-        model::ContiguousKvCache::Create(c, static_cast<int32_t>(ctx) + 1, max_b, *kv_type);
+    auto kv_or = model::ContiguousKvCache::Create(c, n + 1, max_b, *kv_type);
     if (!kv_or.ok()) return Fail(kv_or.status());
     model::KvCache* kv = kv_or->get();
     // Prefill sequence 0 once and copy its rows to the others (same
     // attention cost as distinct contexts, without max_b prefills).
-    std::vector<float> logits;
-    Status s = m.Forward(model::Batch::ForPrompt(random_tokens(ctx)), kv, &logits, opts);
-    if (!s.ok()) return Fail(s);
-    const int32_t n = static_cast<int32_t>(ctx);
-    const int64_t k_bytes = model::KvRowBytes(*kv_type, c.k_dim());
-    const int64_t v_bytes = model::KvRowBytes(*kv_type, c.v_dim());
+    if (Status s = prefill(kv, 0, n); !s.ok()) return Fail(s);
     for (int32_t seq = 1; seq < max_b; ++seq) {
-      if (s = kv->Reserve(seq, n); !s.ok()) return Fail(s);
+      if (Status s = kv->Reserve(seq, n); !s.ok()) return Fail(s);
       for (int32_t l = 0; l < c.n_layer; ++l) {
         for (int32_t p = 0; p < n; ++p) {
           const model::KvCache& ckv = *kv;
@@ -433,6 +397,7 @@ int RunBenchModel(int argc, char** argv) {
     }
     json curve = json::array();
     double step1 = 0;
+    std::vector<float> logits;
     for (int b : batches) {
       model::Batch batch;
       const std::vector<int32_t> ids = random_tokens(b);
@@ -451,8 +416,10 @@ int RunBenchModel(int argc, char** argv) {
       if (b == batches.front()) step1 = st->median;
       const double paired = paired_pct(*st, 1);
       const double gbs = weights_gbs(1, st->median);
+      const double kv_step = b * kv_read(n + 1);
       json j = StatJson(*st);
       j["batch"] = b;
+      j["ctx"] = n;
       j["tokens_per_s"] = b / st->median;
       j["weights_gbs"] = gbs;
       j["roofline_pct"] = 100.0 * gbs / bandwidth;
@@ -461,14 +428,19 @@ int RunBenchModel(int argc, char** argv) {
       j["step_ratio"] = st->median / step1;
       const double gops = ops(b, b) / st->median / 1e9;
       j["gops"] = gops;
-      j["kv_bytes_read"] = static_cast<double>(b) * ctx * c.n_layer * (k_bytes + v_bytes);
+      j["kv_bytes_read"] = kv_step;
+      j["read_floor_pct"] = 100.0 * read_floor_s(kv_step) / st->median;
       const double floor = floor_s(b, b);
       put_floor(j, floor, st->median);
       curve.push_back(j);
-      row(StrFormat("decode B=%d", b), *st, b, 1, true, gops, floor, st->median / step1, paired);
+      row(StrFormat("decode B=%d%s", b, at.c_str()), *st, b, 1, true, gops, floor,
+          st->median / step1, paired, kv_step);
     }
-    out["decode"] = curve;
+    curves.push_back(curve);
   }
+  // One depth without --depth: the single objects of earlier reports.
+  if (tg > 0) out["tg"] = by_depth ? tg_json : tg_json[0];
+  if (!batches.empty()) out["decode"] = by_depth ? curves : curves[0];
 
   // The probe again after the tests: on a shared machine the two readings'
   // spread shows how far the bandwidth moved during the run (the roofline
@@ -513,9 +485,9 @@ int RunBenchModel(int argc, char** argv) {
   }
   std::printf(
       "\n| test | ms/step | total ms (min-max) | tokens/s (min-max) | GOP/s | floor ms/step | "
-      "%% floor | weights GB/s | %% roofline | %% paired | x step(B=%d) |\n",
+      "%% floor | weights GB/s | %% roofline | %% paired | KV MB/step | %% read floor | x step(B=%d) |\n",
       batches.empty() ? 1 : batches.front());
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n%s", table.c_str());
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n%s", table.c_str());
   if (!json_path.empty() && !WriteBenchJson(json_path, out, "model")) return 1;
   return 0;
 }

@@ -63,9 +63,12 @@ def test_json_and_table(tmp_path):
     assert j["tg"]["gops"] > 0
     assert "| GOP/s |" in r.stdout and "| x step(B=1) |" in r.stdout
     # f16 KV rows (the default): stories260K has 5 layers and 4 kv heads of
-    # 8, so 2 * (32 + 32) bytes per layer and position, 16 positions.
+    # 8, so 2 * (32 + 32) bytes per layer and position; a step at position 16
+    # reads 17 positions.
     for d in j["decode"]:
-        assert d["kv_bytes_read"] == d["batch"] * 16 * 5 * 2 * (32 + 32)
+        assert d["kv_bytes_read"] == d["batch"] * 17 * 5 * 2 * (32 + 32)
+        floor = (j["weight_bytes_per_step"] + d["kv_bytes_read"]) / (j["bandwidth_gbs"] * 1e9)
+        assert abs(d["read_floor_pct"] - 100 * floor / d["median_s"]) < 1e-6 * d["read_floor_pct"]
     assert j["weights_x8"] is True
     assert j["kv_type"] == "f16" and "kv: f16" in r.stdout  # as weft serve
     check_compute_floor(j, r.stdout)
@@ -99,6 +102,31 @@ def check_compute_floor(j, stdout):
 
 
 @pytest.mark.skipif(not os.path.exists(STORIES), reason="no stories260K")
+@pytest.mark.skipif(not os.path.exists(STORIES), reason="no stories260K")
+def test_depths(tmp_path):
+    """--depth: tg after D tokens of context and the curve at D, for each D
+    (context past the attention's 256-position slices)."""
+    out = tmp_path / "r.json"
+    r = bench("-m", STORIES, "--threads", "2", "--reps", "1", "--pp", "0", "--tg", "4",
+              "--depth", "0,300", "--batches", "1,2", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    for row in ("| tg4 @ d0 |", "| tg4 @ d300 |", "| decode B=2 @ d0 |",
+                "| decode B=2 @ d300 |"):
+        assert row in r.stdout, row
+    assert "| KV MB/step | % read floor |" in r.stdout
+    j = json.loads(out.read_text())
+    assert [t["depth"] for t in j["tg"]] == [0, 300]
+    per_pos = 5 * 2 * (32 + 32)  # KV bytes per position, all layers
+    for t in j["tg"]:
+        # Steps at depth .. depth + 3 read depth + 1 .. depth + 4 positions.
+        assert t["kv_bytes_per_step"] == (t["depth"] + 2.5) * per_pos
+        assert t["read_floor_pct"] > 0
+    assert [[d["ctx"] for d in c] for c in j["decode"]] == [[0, 0], [300, 300]]
+    assert j["decode"][1][1]["kv_bytes_read"] == 2 * 301 * per_pos
+    r = bench("-m", STORIES, "--depth", "0,x")
+    assert r.returncode == 2 and "bad depth 'x'" in r.stderr
+
+
 def test_scalar_has_no_compute_floor(tmp_path):
     out = tmp_path / "r.json"
     r = bench("-m", STORIES, "--isa", "scalar", "--reps", "1", "--pp", "4", "--tg", "2",
