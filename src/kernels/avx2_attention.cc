@@ -93,6 +93,9 @@ static inline __m256 Dot8(const float* q, const K* const* k, int64_t n8) {
 // several query rows share them (half to float is exact, so the arithmetic
 // is unchanged).
 constexpr int64_t kTileMaxDim = 512;
+// Positions between the block of 8 the score kernel reads and the one it
+// prefetches (about a memory latency of work).
+constexpr int64_t kScoresAhead = 64;
 
 // 8 positions at a time (a short last block repeats its last row and
 // drops the extra lanes); each query row against the block's rows, which
@@ -106,7 +109,7 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
   const bool use_tile = !std::is_same_v<K, float> && nr > 1 && n <= kTileMaxDim;
   for (int64_t p0 = 0; p0 < np; p0 += 8) {
     const int64_t pn = std::min<int64_t>(8, np - p0);
-    for (int64_t p = p0 + 16; p < std::min(np, p0 + 24); ++p) {
+    for (int64_t p = p0 + kScoresAhead; p < std::min(np, p0 + kScoresAhead + 8); ++p) {
       for (int64_t b = 0; b < row_bytes; b += 64) {
         _mm_prefetch(static_cast<const char*>(rows[p]) + b, _MM_HINT_T0);
       }
@@ -149,14 +152,14 @@ constexpr int64_t kPosBlock = 16;
 
 // y_r[i .. i + 8V) += sum over p of alpha_r[p] * rows[p][i .. i + 8V), for
 // R rows, accumulating in registers over the np positions.
-// Also prefetches elements i .. i + 8V of rows[np + p] for p < n_next: the
-// value rows are read a few cache lines per row at a time, many short
-// streams the hardware prefetchers do not follow, so each pass fetches
-// its part of the next block of positions.
+// Also prefetches elements i .. i + 8V of pf[p] for p < n_pf: the value
+// rows are read a few cache lines per row at a time, many short streams
+// the hardware prefetchers do not follow, so each pass fetches its part of
+// a block of positions a memory latency ahead.
 template <int R, int V, typename K>
-static inline void WsumBlock(const void* const* rows, int64_t np, int64_t n_next,
-                             const float* alpha, int64_t as, int64_t i, float* y,
-                             int64_t ys) {
+static inline void WsumBlock(const void* const* rows, int64_t np, const void* const* pf,
+                             int64_t n_pf, const float* alpha, int64_t as, int64_t i,
+                             float* y, int64_t ys) {
   __m256 acc[R][V];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
@@ -165,8 +168,8 @@ static inline void WsumBlock(const void* const* rows, int64_t np, int64_t n_next
   }
   for (int64_t p = 0; p < np; ++p) {
     const K* x = static_cast<const K*>(rows[p]) + i;
-    if (p < n_next) {
-      _mm_prefetch(reinterpret_cast<const char*>(static_cast<const K*>(rows[np + p]) + i),
+    if (p < n_pf) {
+      _mm_prefetch(reinterpret_cast<const char*>(static_cast<const K*>(pf[p]) + i),
                    _MM_HINT_T0);
     }
     __m256 xv[V];
@@ -187,13 +190,13 @@ static inline void WsumBlock(const void* const* rows, int64_t np, int64_t n_next
 }
 
 template <int R, typename K>
-static inline void WsumRows(const void* const* rows, int64_t np, int64_t n_next,
-                            const float* alpha, int64_t as, int64_t n, float* y,
-                            int64_t ys) {
+static inline void WsumRows(const void* const* rows, int64_t np, const void* const* pf,
+                            int64_t n_pf, const float* alpha, int64_t as, int64_t n,
+                            float* y, int64_t ys) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) WsumBlock<R, 2, K>(rows, np, n_next, alpha, as, i, y, ys);
+  for (; i + 16 <= n; i += 16) WsumBlock<R, 2, K>(rows, np, pf, n_pf, alpha, as, i, y, ys);
   if (i + 8 <= n) {
-    WsumBlock<R, 1, K>(rows, np, n_next, alpha, as, i, y, ys);
+    WsumBlock<R, 1, K>(rows, np, pf, n_pf, alpha, as, i, y, ys);
     i += 8;
   }
   for (int r = 0; r < R; ++r) {
@@ -205,23 +208,35 @@ static inline void WsumRows(const void* const* rows, int64_t np, int64_t n_next,
   }
 }
 
+// Blocks of positions between the one a weighted-sum pass reads and the
+// one it prefetches.
+constexpr int64_t kPrefetchBlocks = 4;
+
 template <typename K>
 void Wsum(const void* const* rows, int64_t np, const float* alpha, int64_t as, int nr,
           int64_t n, float* y, int64_t ys) {
   for (int64_t p0 = 0; p0 < np; p0 += kPosBlock) {
     const int64_t pn = std::min(kPosBlock, np - p0);
-    // The next block's rows, prefetched by the first row group's pass.
-    const int64_t pf = std::min(kPosBlock, np - p0 - pn);
+    // A later block's rows, prefetched by the first row group's pass.
+    const int64_t ahead = p0 + kPrefetchBlocks * kPosBlock;
+    const int64_t n_pf = std::clamp<int64_t>(np - ahead, 0, kPosBlock);
+    const void* const* pf = rows + std::min(ahead, np);
     const float* a = alpha + p0;
     int r = 0;
     for (; r + 4 <= nr; r += 4) {
-      WsumRows<4, K>(rows + p0, pn, r == 0 ? pf : 0, a + r * as, as, n, y + r * ys, ys);
+      WsumRows<4, K>(rows + p0, pn, pf, r == 0 ? n_pf : 0, a + r * as, as, n, y + r * ys, ys);
+    }
+    if (r + 3 == nr) {
+      WsumRows<3, K>(rows + p0, pn, pf, r == 0 ? n_pf : 0, a + r * as, as, n, y + r * ys, ys);
+      r += 3;
     }
     if (r + 2 <= nr) {
-      WsumRows<2, K>(rows + p0, pn, r == 0 ? pf : 0, a + r * as, as, n, y + r * ys, ys);
+      WsumRows<2, K>(rows + p0, pn, pf, r == 0 ? n_pf : 0, a + r * as, as, n, y + r * ys, ys);
       r += 2;
     }
-    if (r < nr) WsumRows<1, K>(rows + p0, pn, r == 0 ? pf : 0, a + r * as, as, n, y + r * ys, ys);
+    if (r < nr) {
+      WsumRows<1, K>(rows + p0, pn, pf, r == 0 ? n_pf : 0, a + r * as, as, n, y + r * ys, ys);
+    }
   }
 }
 
@@ -236,7 +251,7 @@ float Dot(const float* a, const K* b, int64_t n) {
 template <typename K>
 void Axpy(float alpha, const K* x, float* y, int64_t n) {
   const void* row = x;
-  WsumRows<1, K>(&row, 1, 0, &alpha, 0, n, y, 0);
+  WsumRows<1, K>(&row, 1, nullptr, 0, &alpha, 0, n, y, 0);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "kernels/avx2_internal.h"
 #include "kernels/simd_x86.h"
+#include "tensor/blocks.h"
 #include "tensor/half.h"
 
 namespace weft::kernels::avx2 {
@@ -73,10 +74,16 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, bool neox,
   }
 }
 
-float ExpSum(float* x, int64_t n, float m) {
+float ExpSum(float* x, int64_t n, float* max) {
+  __m256 vmax = _mm256_set1_ps(-INFINITY);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
+  float m = x86::HmaxPs(vmax);
+  for (; i < n; ++i) m = fmaxf(m, x[i]);
+  *max = m;
   const __m256 vm = _mm256_set1_ps(m);
   __m256 vsum = _mm256_setzero_ps();
-  int64_t i = 0;
+  i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 e = ExpPs(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
     _mm256_storeu_ps(x + i, e);
@@ -92,12 +99,9 @@ float ExpSum(float* x, int64_t n, float m) {
 
 void Softmax(float* x, int64_t n) {
   if (n <= 0) return;
-  __m256 vmax = _mm256_set1_ps(-INFINITY);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
-  float mx = x86::HmaxPs(vmax);
-  for (; i < n; ++i) mx = fmaxf(mx, x[i]);
-  const float sum = ExpSum(x, n, mx);
+  float mx;
+  const float sum = ExpSum(x, n, &mx);
+  int64_t i;
   const float inv = 1.0f / sum;
   const __m256 vinv = _mm256_set1_ps(inv);
   for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vinv));
@@ -146,6 +150,17 @@ void Gelu(const float* x, const float* mul, float* y, int64_t n) {
   }
 }
 
+void Q8_0ToF32(const void* blocks, int64_t n, float* y) {
+  const BlockQ8_0* b = static_cast<const BlockQ8_0*>(blocks);
+  for (int64_t i = 0; i < n; i += kQK8_0, ++b) {
+    const __m256 d = _mm256_set1_ps(Fp16(b->d));
+    for (int j = 0; j < kQK8_0; j += 8) {
+      const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b->qs + j));
+      _mm256_storeu_ps(y + i + j, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q))));
+    }
+  }
+}
+
 void F32ToF16(const float* x, uint16_t* y, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -186,6 +201,7 @@ void FillOps(KernelTable* t) {
   t->silu = Silu;
   t->gelu = Gelu;
   t->f32_to_f16 = F32ToF16;
+  t->q8_0_to_f32 = Q8_0ToF32;
   t->read_bytes = ReadBytes;
 }
 

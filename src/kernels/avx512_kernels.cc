@@ -332,6 +332,7 @@ void Fill(KernelTable* t, bool bf16) {
   set_x8(WeightFormat::kQ6_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::TileNQ6K);
   FillPanels(t);  // avx512_panels.cc, over the x8 entries above
   FillPairTiles(t);    // avx512_pair_tiles.cc, likewise
+  FillAttention(t);    // avx512_attention.cc
   t->read_bytes = ReadBytes;
   // vpdpbusd and zmm FMAs outrun the AVX2 sequences: no ceiling to report.
   t->peak_loop = nullptr;

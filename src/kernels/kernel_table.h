@@ -203,6 +203,10 @@ struct KernelTable {
   // y[i] = x[i] as IEEE half bits: bitwise tensor/half.h's Fp32ToFp16
   // (round to nearest even; NaN -> the quiet NaN 0x7e00 with x's sign).
   void (*f32_to_f16)(const float* x, uint16_t* y, int64_t n) = nullptr;
+  // y[i] = d * qs[i] over the n / 32 Q8_0 blocks at `blocks` (n a multiple
+  // of 32): bitwise the reference dequantizer (one exact conversion and one
+  // product per element). Q8_0 KV rows for attention.
+  void (*q8_0_to_f32)(const void* blocks, int64_t n, float* y) = nullptr;
   // Attention's score kernel: nr query rows q + r * q_stride against np
   // key rows (rows[p]: n float32 / half elements):
   //   out[r * out_stride + p] = dot(q_r, rows[p]) * scale.
@@ -216,9 +220,9 @@ struct KernelTable {
   void (*scores_f16)(const float* q, int64_t q_stride, int nr,
                      const void* const* rows, int64_t np, int64_t n,
                      float scale, float* out, int64_t out_stride) = nullptr;
-  // In place x[i] = exp(x[i] - m) for i < n; returns their sum (an order
-  // fixed by n).
-  float (*exp_sum)(float* x, int64_t n, float m) = nullptr;
+  // For n >= 1: *m = max x[i]; in place x[i] = exp(x[i] - *m) for i < n;
+  // returns their sum (an order fixed by n).
+  float (*exp_sum)(float* x, int64_t n, float* m) = nullptr;
   // Attention's weighted sum: for r < nr and p = 0 .. np-1 in order,
   //   y_r += alpha[r * alpha_stride + p] * rows[p]
   // (y_r = y + r * y_stride; rows[p]: n float32 / half elements), with

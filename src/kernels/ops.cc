@@ -36,10 +36,7 @@ float SliceSoftmax(const KernelTable& t, float* s, int64_t n, float softcap,
   if (softcap > 0) {
     for (int64_t j = 0; j < n; ++j) s[j] = softcap * std::tanh(s[j] / softcap);
   }
-  float mx = s[0];
-  for (int64_t j = 1; j < n; ++j) mx = std::max(mx, s[j]);
-  *m = mx;
-  return t.exp_sum(s, n, mx);
+  return t.exp_sum(s, n, m);
 }
 
 void MergeSlices(const float* part, int64_t stride, int64_t n, int64_t hdv,

@@ -374,6 +374,13 @@ uint64_t ReadBytes(const void* p, size_t n) {
   return acc;
 }
 
+void Q8_0ToF32(const void* blocks, int64_t n, float* y) {
+  const BlockQ8_0* b = static_cast<const BlockQ8_0*>(blocks);
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = Fp16ToFp32(b[i / kQK8_0].d) * static_cast<float>(b[i / kQK8_0].qs[i % kQK8_0]);
+  }
+}
+
 void F32ToF16(const float* x, uint16_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = Fp32ToFp16(x[i]);
 }
@@ -389,7 +396,10 @@ void Scores(const float* q, int64_t q_stride, int nr, const void* const* rows, i
   }
 }
 
-float ExpSum(float* x, int64_t n, float m) {
+float ExpSum(float* x, int64_t n, float* max) {
+  float m = x[0];
+  for (int64_t i = 1; i < n; ++i) m = std::fmax(m, x[i]);
+  *max = m;
   float sum = 0;
   for (int64_t i = 0; i < n; ++i) {
     x[i] = std::exp(x[i] - m);
@@ -438,6 +448,7 @@ KernelTable MakeScalarTable() {
   t.axpy_f32 = AxpyF32;
   t.axpy_f16 = AxpyF16;
   t.f32_to_f16 = F32ToF16;
+  t.q8_0_to_f32 = Q8_0ToF32;
   t.scores_f32 = Scores<float, VecDotF32>;
   t.scores_f16 = Scores<uint16_t, VecDotF16>;
   t.exp_sum = ExpSum;

@@ -10,6 +10,7 @@
 #include "tensor/blocks.h"
 #include "tensor/half.h"
 #include "tensor/quant.h"
+#include "util/large_alloc.h"
 #include "util/strings.h"
 
 namespace weft::model {
@@ -157,13 +158,18 @@ StatusOr<std::unique_ptr<ContiguousKvCache>> ContiguousKvCache::Create(
   c->max_seqs_ = max_seqs;
   c->k_row_ = k_row;
   c->v_row_ = v_row;
-  try {
-    c->k_.assign(static_cast<size_t>(rows) * static_cast<size_t>(k_row), 0);
-    c->v_.assign(static_cast<size_t>(rows) * static_cast<size_t>(v_row), 0);
-  } catch (const std::bad_alloc&) {
+  // Huge pages (util/large_alloc.h): attention streams every cached row
+  // of a sequence each step, a 4 KiB page every few positions.
+  c->k_bytes_ = static_cast<size_t>(rows) * static_cast<size_t>(k_row);
+  c->v_bytes_ = static_cast<size_t>(rows) * static_cast<size_t>(v_row);
+  c->k_ = LargeAlloc(c->k_bytes_);
+  c->v_ = LargeAlloc(c->v_bytes_);
+  if (c->k_ == nullptr || c->v_ == nullptr) {
     return ResourceExhaustedError(StrFormat(
         "cannot allocate a KV cache of %s", HumanBytes(bytes).c_str()));
   }
+  std::memset(c->k_.get(), 0, c->k_bytes_);
+  std::memset(c->v_.get(), 0, c->v_bytes_);
   c->lengths_.assign(static_cast<size_t>(max_seqs), 0);
   return c;
 }
@@ -205,18 +211,18 @@ void ContiguousKvCache::Commit(int32_t seq, int32_t end_pos) {
 }
 
 uint8_t* ContiguousKvCache::KeyData(int32_t layer, int32_t seq, int32_t pos) {
-  return k_.data() + Index(layer, seq, pos) * static_cast<size_t>(k_row_);
+  return k_.get() + Index(layer, seq, pos) * static_cast<size_t>(k_row_);
 }
 uint8_t* ContiguousKvCache::ValueData(int32_t layer, int32_t seq, int32_t pos) {
-  return v_.data() + Index(layer, seq, pos) * static_cast<size_t>(v_row_);
+  return v_.get() + Index(layer, seq, pos) * static_cast<size_t>(v_row_);
 }
 const uint8_t* ContiguousKvCache::KeyData(int32_t layer, int32_t seq,
                                           int32_t pos) const {
-  return k_.data() + Index(layer, seq, pos) * static_cast<size_t>(k_row_);
+  return k_.get() + Index(layer, seq, pos) * static_cast<size_t>(k_row_);
 }
 const uint8_t* ContiguousKvCache::ValueData(int32_t layer, int32_t seq,
                                             int32_t pos) const {
-  return v_.data() + Index(layer, seq, pos) * static_cast<size_t>(v_row_);
+  return v_.get() + Index(layer, seq, pos) * static_cast<size_t>(v_row_);
 }
 
 }  // namespace weft::model

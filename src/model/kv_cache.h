@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "util/large_alloc.h"
 #include "util/status.h"
 
 namespace weft::model {
@@ -102,7 +103,7 @@ class ContiguousKvCache : public KvCache {
   void Commit(int32_t seq, int32_t end_pos) override;
 
   // Bytes held by K and V together.
-  uint64_t bytes() const { return k_.size() + v_.size(); }
+  uint64_t bytes() const { return k_bytes_ + v_bytes_; }
 
  private:
   ContiguousKvCache() = default;
@@ -114,8 +115,10 @@ class ContiguousKvCache : public KvCache {
   int32_t max_seqs_ = 0;
   int64_t k_row_ = 0;  // bytes per key row
   int64_t v_row_ = 0;  // bytes per value row
-  std::vector<uint8_t> k_;  // [n_layer, max_seqs, capacity, k_row_]
-  std::vector<uint8_t> v_;  // [n_layer, max_seqs, capacity, v_row_]
+  LargeBuffer k_;  // [n_layer, max_seqs, capacity, k_row_]
+  LargeBuffer v_;  // [n_layer, max_seqs, capacity, v_row_]
+  size_t k_bytes_ = 0;
+  size_t v_bytes_ = 0;
   std::vector<int32_t> lengths_;
 };
 

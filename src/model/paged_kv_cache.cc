@@ -5,6 +5,7 @@
 #include <new>
 
 #include "util/check.h"
+#include "util/large_alloc.h"
 #include "util/strings.h"
 
 namespace weft::model {
@@ -88,23 +89,33 @@ StatusOr<std::unique_ptr<PagedKvCache>> PagedKvCache::Create(
         o.num_blocks, o.block_size, HumanBytes(bytes).c_str()));
   }
   c->bytes_ = static_cast<uint64_t>(bytes);
-  // Zeroed, which touches every page now: the cache is allocated once from
-  // its budget, so its memory is resident from the start (RSS stays flat as
-  // blocks fill, and a machine without the memory fails here, not later).
+  // One buffer on huge pages (util/large_alloc.h: attention streams every
+  // cached row of a sequence each step, a 4 KiB page every few positions),
+  // each layer's K then V regions 64-byte aligned. Zeroed, which touches
+  // every page now: the cache is allocated once from its budget, so its
+  // memory is resident from the start (RSS stays flat as blocks fill, and a
+  // machine without the memory fails here, not later).
+  auto align = [](size_t n) { return (n + 63) & ~size_t{63}; };
+  std::vector<size_t> offsets;
+  size_t total = 0;
   for (int32_t l = 0; l < c->n_layer_; ++l) {
     const size_t slots =
         static_cast<size_t>(c->group_num_blocks(c->layer_group_[size_t(l)])) *
         static_cast<size_t>(o.block_size);
-    c->k_.emplace_back(new (std::nothrow)
-                           uint8_t[slots * static_cast<size_t>(c->k_row_)]);
-    c->v_.emplace_back(new (std::nothrow)
-                           uint8_t[slots * static_cast<size_t>(c->v_row_)]);
-    if (c->k_.back() == nullptr || c->v_.back() == nullptr) {
-      return ResourceExhaustedError(StrFormat(
-          "cannot allocate a paged KV cache of %s", HumanBytes(bytes).c_str()));
-    }
-    std::memset(c->k_.back().get(), 0, slots * static_cast<size_t>(c->k_row_));
-    std::memset(c->v_.back().get(), 0, slots * static_cast<size_t>(c->v_row_));
+    offsets.push_back(total);
+    total += align(slots * static_cast<size_t>(c->k_row_));
+    offsets.push_back(total);
+    total += align(slots * static_cast<size_t>(c->v_row_));
+  }
+  c->storage_ = LargeAlloc(total);
+  if (c->storage_ == nullptr) {
+    return ResourceExhaustedError(StrFormat(
+        "cannot allocate a paged KV cache of %s", HumanBytes(bytes).c_str()));
+  }
+  std::memset(c->storage_.get(), 0, total);
+  for (int32_t l = 0; l < c->n_layer_; ++l) {
+    c->k_.push_back(c->storage_.get() + offsets[2 * static_cast<size_t>(l)]);
+    c->v_.push_back(c->storage_.get() + offsets[2 * static_cast<size_t>(l) + 1]);
   }
   return c;
 }
@@ -156,8 +167,8 @@ void PagedKvCache::CopyBlock(int32_t src, int32_t dst, int group) {
   const size_t vb = bs * static_cast<size_t>(v_row_);
   for (int32_t l = 0; l < n_layer_; ++l) {
     if (layer_group_[static_cast<size_t>(l)] != group) continue;
-    std::memcpy(k_[l].get() + dst * kb, k_[l].get() + src * kb, kb);
-    std::memcpy(v_[l].get() + dst * vb, v_[l].get() + src * vb, vb);
+    std::memcpy(k_[l] + dst * kb, k_[l] + src * kb, kb);
+    std::memcpy(v_[l] + dst * vb, v_[l] + src * vb, vb);
   }
 }
 
@@ -224,18 +235,18 @@ int64_t PagedKvCache::Slot(int32_t layer, int32_t seq, int32_t pos) const {
 }
 
 uint8_t* PagedKvCache::KeyData(int32_t layer, int32_t seq, int32_t pos) {
-  return k_[static_cast<size_t>(layer)].get() + Slot(layer, seq, pos) * k_row_;
+  return k_[static_cast<size_t>(layer)] + Slot(layer, seq, pos) * k_row_;
 }
 uint8_t* PagedKvCache::ValueData(int32_t layer, int32_t seq, int32_t pos) {
-  return v_[static_cast<size_t>(layer)].get() + Slot(layer, seq, pos) * v_row_;
+  return v_[static_cast<size_t>(layer)] + Slot(layer, seq, pos) * v_row_;
 }
 const uint8_t* PagedKvCache::KeyData(int32_t layer, int32_t seq,
                                      int32_t pos) const {
-  return k_[static_cast<size_t>(layer)].get() + Slot(layer, seq, pos) * k_row_;
+  return k_[static_cast<size_t>(layer)] + Slot(layer, seq, pos) * k_row_;
 }
 const uint8_t* PagedKvCache::ValueData(int32_t layer, int32_t seq,
                                        int32_t pos) const {
-  return v_[static_cast<size_t>(layer)].get() + Slot(layer, seq, pos) * v_row_;
+  return v_[static_cast<size_t>(layer)] + Slot(layer, seq, pos) * v_row_;
 }
 
 }  // namespace weft::model

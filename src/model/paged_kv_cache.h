@@ -31,6 +31,7 @@
 
 #include "model/config.h"
 #include "model/kv_cache.h"
+#include "util/large_alloc.h"
 #include "util/status.h"
 
 namespace weft::model {
@@ -128,8 +129,9 @@ class PagedKvCache : public KvCache {
   int64_t v_row_ = 0;  // bytes per value row
   uint64_t bytes_ = 0;
   std::vector<int> layer_group_;                 // [n_layer] 0 or 1
-  std::vector<std::unique_ptr<uint8_t[]>> k_;    // per layer [slots, k_row_]
-  std::vector<std::unique_ptr<uint8_t[]>> v_;    // per layer [slots, v_row_]
+  LargeBuffer storage_;                          // every layer's K and V
+  std::vector<uint8_t*> k_;                      // per layer [slots, k_row_]
+  std::vector<uint8_t*> v_;                      // per layer [slots, v_row_]
   std::vector<std::vector<int32_t>> tables_[2];  // per group, per sequence
   std::vector<int32_t> lengths_;                 // per sequence
 };

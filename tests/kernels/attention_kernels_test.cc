@@ -13,11 +13,15 @@
 #include <vector>
 
 #include "kernels/isa.h"
+#include "tests/kernels/tables_under_test.h"
 #include "kernels/kernel_table.h"
+#include "tensor/blocks.h"
 #include "tensor/half.h"
 
 namespace weft::kernels {
 namespace {
+
+using testing::TablesUnderTest;
 
 std::vector<float> RandomVec(int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -37,8 +41,8 @@ const int kRows[] = {1, 2, 3, 4, 5, 7, 9, 16};
 // with a short last block, float tiles for several rows), and within float
 // tolerance of a double-precision dot.
 TEST(AttentionKernelsTest, ScoresDependOnlyOnRowAndPosition) {
-  for (Isa isa : SupportedIsas()) {
-    const KernelTable& t = GetKernels(isa);
+  for (const KernelTable* table : TablesUnderTest()) {
+    const KernelTable& t = *table;
     for (int64_t n : kDims) {
       for (int nr : kRows) {
         for (int64_t np : {1, 3, 8, 9, 16, 21}) {
@@ -62,7 +66,7 @@ TEST(AttentionKernelsTest, ScoresDependOnlyOnRowAndPosition) {
           for (int r = 0; r < nr; ++r) {
             for (int64_t p = 0; p < np; ++p) {
               const std::string what =
-                  std::string(IsaName(isa)) + " n=" + std::to_string(n) +
+                  std::string(t.name) + " n=" + std::to_string(n) +
                   " nr=" + std::to_string(nr) + " np=" + std::to_string(np) +
                   " r=" + std::to_string(r) + " p=" + std::to_string(p);
               float one = 0, oneh = 0;
@@ -91,29 +95,31 @@ TEST(AttentionKernelsTest, ScoresDependOnlyOnRowAndPosition) {
 }
 
 TEST(AttentionKernelsTest, ExpSumMatchesReference) {
-  for (Isa isa : SupportedIsas()) {
-    const KernelTable& t = GetKernels(isa);
+  for (const KernelTable* table : TablesUnderTest()) {
+    const KernelTable& t = *table;
     for (int64_t n : {1, 7, 8, 9, 33, 256}) {
       std::vector<float> x = RandomVec(n, 7);
       float m = x[0];
       for (float v : x) m = std::max(m, v);
       const std::vector<float> x0 = x;
-      const float sum = t.exp_sum(x.data(), n, m);
+      float got_m = 0;
+      const float sum = t.exp_sum(x.data(), n, &got_m);
+      EXPECT_EQ(got_m, m) << t.name << " n=" << n;
       double want = 0;
       for (int64_t i = 0; i < n; ++i) {
         const double e = std::exp(double{x0[i]} - m);
         want += e;
         EXPECT_NEAR(x[i], e, 2e-6 * e + 1e-7)
-            << IsaName(isa) << " n=" << n << " i=" << i;
+            << t.name << " n=" << n << " i=" << i;
       }
-      EXPECT_NEAR(sum, want, 2e-6 * want) << IsaName(isa) << " n=" << n;
+      EXPECT_NEAR(sum, want, 2e-6 * want) << t.name << " n=" << n;
     }
   }
 }
 
 TEST(AttentionKernelsTest, WsumMatchesAxpySequence) {
-  for (Isa isa : SupportedIsas()) {
-    const KernelTable& t = GetKernels(isa);
+  for (const KernelTable* table : TablesUnderTest()) {
+    const KernelTable& t = *table;
     for (int64_t n : kDims) {
       for (int nr : kRows) {
         for (int64_t np : {1, 5, 16, 17, 40}) {
@@ -136,7 +142,7 @@ TEST(AttentionKernelsTest, WsumMatchesAxpySequence) {
               t.axpy_f16(alpha0[r * as + p], xh.data() + p * n, wanth.data() + r * ys, n);
             }
           }
-          const std::string what = std::string(IsaName(isa)) + " n=" + std::to_string(n) +
+          const std::string what = std::string(t.name) + " n=" + std::to_string(n) +
                                    " nr=" + std::to_string(nr) + " np=" + std::to_string(np);
           for (size_t i = 0; i < y.size(); ++i) {
             ASSERT_TRUE(SameBits(y[i], want[i])) << what << " [" << i << "]";
@@ -157,6 +163,27 @@ TEST(AttentionKernelsTest, WsumMatchesAxpySequence) {
   }
 }
 
+// Q8_0 KV rows to floats: bitwise d * qs on every ISA.
+TEST(AttentionKernelsTest, Q8_0ToF32MatchesReference) {
+  std::mt19937 rng(9);
+  for (int64_t blocks : {1, 2, 7}) {
+    std::vector<BlockQ8_0> b(blocks);
+    for (BlockQ8_0& x : b) {
+      x.d = Fp32ToFp16(std::uniform_real_distribution<float>(-2.0f, 2.0f)(rng));
+      for (int8_t& q : x.qs) q = static_cast<int8_t>(rng() % 256 - 128);
+    }
+    for (const KernelTable* table : TablesUnderTest()) {
+      const KernelTable& t = *table;
+      std::vector<float> y(blocks * kQK8_0, -1.0f);
+      t.q8_0_to_f32(b.data(), blocks * kQK8_0, y.data());
+      for (int64_t i = 0; i < blocks * kQK8_0; ++i) {
+        const float want = Fp16ToFp32(b[i / kQK8_0].d) * static_cast<float>(b[i / kQK8_0].qs[i % kQK8_0]);
+        ASSERT_TRUE(SameBits(y[i], want)) << t.name << " i=" << i;
+      }
+    }
+  }
+}
+
 // The KV cache's f16 store: bitwise Fp32ToFp16 on normal, subnormal,
 // overflowing, halfway (ties to even), signed-zero, infinite and NaN inputs.
 TEST(AttentionKernelsTest, F32ToF16MatchesScalarConversion) {
@@ -171,15 +198,15 @@ TEST(AttentionKernelsTest, F32ToF16MatchesScalarConversion) {
   float pn;
   std::memcpy(&pn, &payload_nan, 4);
   x.push_back(pn);
-  for (Isa isa : SupportedIsas()) {
-    const KernelTable& t = GetKernels(isa);
+  for (const KernelTable* table : TablesUnderTest()) {
+    const KernelTable& t = *table;
     for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{8}, int64_t{17}, static_cast<int64_t>(x.size())}) {
       for (int64_t off : {int64_t{0}, static_cast<int64_t>(x.size()) - n}) {
         std::vector<uint16_t> y(n, 0xdead);
         t.f32_to_f16(x.data() + off, y.data(), n);
         for (int64_t i = 0; i < n; ++i) {
           ASSERT_EQ(y[i], Fp32ToFp16(x[off + i]))
-              << IsaName(isa) << " n=" << n << " x=" << x[off + i];
+              << t.name << " n=" << n << " x=" << x[off + i];
         }
       }
     }

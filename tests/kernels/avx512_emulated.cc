@@ -1,4 +1,5 @@
-// src/kernels/avx512_kernels.cc, avx512_panels.cc and avx512_pair_tiles.cc
+// src/kernels/avx512_kernels.cc, avx512_panels.cc, avx512_pair_tiles.cc and
+// avx512_attention.cc
 // compiled for AVX2 CPUs (-mavx2 -mfma -mf16c,
 // tests/kernels/CMakeLists.txt): SIMDe's native aliases turn each AVX-512
 // intrinsic into its portable implementation, and the ones SIMDe 0.7 lacks
@@ -95,6 +96,20 @@ static inline simde__m512 CvtphPs(simde__m256i a) {
   return Bits<simde__m512>(r);
 }
 
+// vshuff32x4: 128-bit lanes a[imm & 3], a[imm >> 2 & 3], b[imm >> 4 & 3],
+// b[imm >> 6 & 3].
+[[gnu::always_inline]] static inline simde__m512 ShuffleF32x4(simde__m512 a, simde__m512 b, int imm) {
+  float va[16], vb[16], r[16];
+  std::memcpy(va, &a, sizeof va);
+  std::memcpy(vb, &b, sizeof vb);
+  for (int l = 0; l < 4; ++l) {
+    const float* src = l < 2 ? va : vb;
+    const int from = (imm >> (2 * l)) & 3;
+    for (int i = 0; i < 4; ++i) r[4 * l + i] = src[4 * from + i];
+  }
+  return Bits<simde__m512>(r);
+}
+
 static inline long long ReduceAddEpi64(simde__m512i a) {
   uint64_t v[8];
   std::memcpy(v, &a, sizeof v);
@@ -166,6 +181,7 @@ static inline simde__m512 Dpbf16Ps(simde__m512 src, simde__m512bh a,
 #define _mm512_cvtepi32_ps(a) ::weft::kernels::emulated::CvtEpi32Ps(a)
 #define _mm512_cvtepu16_epi32(a) ::weft::kernels::emulated::CvtEpu16Epi32(a)
 #define _mm512_cvtph_ps(a) ::weft::kernels::emulated::CvtphPs(a)
+#define _mm512_shuffle_f32x4(a, b, imm) ::weft::kernels::emulated::ShuffleF32x4(a, b, imm)
 #define _mm512_reduce_add_epi64(a) ::weft::kernels::emulated::ReduceAddEpi64(a)
 #define _mm512_reduce_add_ps(a) ::weft::kernels::emulated::ReduceAddPs(a)
 #define _mm512_cvtneps_pbh(a) ::weft::kernels::emulated::CvtnepsPbh(a)
@@ -176,3 +192,4 @@ static inline simde__m512 Dpbf16Ps(simde__m512 src, simde__m512bh a,
 #include "kernels/avx512_kernels.cc"  // NOLINT(build/include)
 #include "kernels/avx512_panels.cc"  // NOLINT(build/include)
 #include "kernels/avx512_pair_tiles.cc"  // NOLINT(build/include)
+#include "kernels/avx512_attention.cc"  // NOLINT(build/include)

@@ -15,12 +15,14 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "matmul_testing.h"
+#include "tensor/half.h"
 #include "util/strings.h"
 
 namespace weft::kernels {
@@ -54,6 +56,8 @@ TEST(Avx512EmulatedTest, HoldsTheAvx512Kernels) {
     EXPECT_NE(emu.matmul_x8[i].pair_tile, nullptr) << "x8 " << i;
   }
   EXPECT_NE(emu.read_bytes, avx2.read_bytes);
+  EXPECT_NE(emu.scores_f16, avx2.scores_f16);
+  EXPECT_NE(emu.wsum_f16, avx2.wsum_f16);
 }
 
 uint16_t Bf16Bits(float f) {
@@ -190,6 +194,44 @@ TEST(Avx512EmulatedTest, NativeTableMatchesEmulation) {
               << Name(type, m, k, true);
         }
       }
+    }
+  }
+}
+
+// The attention kernels likewise: scores and weighted sums of several query
+// rows over cached f16 / f32 rows, odd sizes.
+TEST(Avx512EmulatedTest, NativeAttentionMatchesEmulation) {
+  if (!IsaSupported(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  const KernelTable& native = GetKernels(Isa::kAvx512);
+  const KernelTable& emu = EmulatedAvx512Table();
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto random = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = normal(rng);
+    return v;
+  };
+  for (int64_t n : {13, 64, 72, 256}) {
+    for (int nr : {1, 3, 4}) {
+      const int64_t np = 37;
+      const std::vector<float> q = random(nr * n), k = random(np * n), alpha = random(nr * np);
+      std::vector<uint16_t> kh(k.size());
+      for (size_t i = 0; i < k.size(); ++i) kh[i] = Fp32ToFp16(k[i]);
+      std::vector<const void*> rows(np), rowsh(np);
+      for (int64_t p = 0; p < np; ++p) {
+        rows[p] = k.data() + p * n;
+        rowsh[p] = kh.data() + p * n;
+      }
+      auto run = [&](const KernelTable& t) {
+        std::vector<float> out(4 * nr * np + 2 * nr * n, 0.0f);
+        t.scores_f32(q.data(), n, nr, rows.data(), np, n, 0.3f, out.data(), np);
+        t.scores_f16(q.data(), n, nr, rowsh.data(), np, n, 0.3f, out.data() + nr * np, np);
+        float* y = out.data() + 2 * nr * np;
+        t.wsum_f32(rows.data(), np, alpha.data(), np, nr, n, y, n);
+        t.wsum_f16(rowsh.data(), np, alpha.data(), np, nr, n, y + nr * n, n);
+        return out;
+      };
+      EXPECT_EQ(run(native), run(emu)) << "n=" << n << " nr=" << nr;
     }
   }
 }

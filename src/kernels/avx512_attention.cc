@@ -1,0 +1,240 @@
+// AVX-512 attention kernels over cached K / V rows (kernel_table.h:
+// scores_f32, scores_f16, wsum_f32, wsum_f16): 16-float lanes, so a head of
+// 64 takes 4 multiply-adds per key and query row where AVX2 takes 8.
+//
+// Bitwise contract (as avx2_attention.cc's): a score is one 16-lane
+// accumulator per position over 16-element steps (the last one masked),
+// reduced as Reduce16 does, times the scale, whichever block of 16
+// positions and query row it is computed in; the weighted sum is
+// y = fma(alpha, x, y) per element, positions in order (the same
+// arithmetic as the AVX2 and one-row kernels). Rows and positions only
+// share loads, so results do not depend on the shape of a call.
+//
+// Compiled with the AVX-512 flags: reached only through the dispatch table
+// (and, with SIMDe, by tests/kernels/avx512_emulated.cc).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/avx2_internal.h"
+#include "kernels/kernel_table.h"
+
+// GCC 12's unmasked forms of some AVX-512 intrinsics pass
+// _mm512_undefined_*(), which -Wuninitialized flags (a known false positive).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace weft::kernels::avx512 {
+namespace {
+
+[[gnu::always_inline]] static inline __m512 Load16(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
+[[gnu::always_inline]] static inline __m512 Load16(const uint16_t* p, __mmask16 m) {
+  return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+}
+
+// (Always inlined: the SIMDe build for AVX2 CPUs, avx512_emulated.cc, may
+// not pass 64-byte vectors between functions.)
+
+// Per 128-bit lane: [a0 + a1, a2 + a3, b0 + b1, b2 + b3].
+[[gnu::always_inline]] static inline __m512 Hadd(__m512 a, __m512 b) {
+  return _mm512_add_ps(_mm512_shuffle_ps(a, b, 0x88), _mm512_shuffle_ps(a, b, 0xDD));
+}
+
+// Lane p = the sum of a[p]'s 16 lanes: ((S0 + S1) + (S2 + S3)), S_k =
+// ((x4k + x4k+1) + (x4k+2 + x4k+3)): the same tree for every lane.
+[[gnu::always_inline]] static inline __m512 Reduce16(const __m512* a) {
+  __m512 t[8], u[4];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) t[i] = Hadd(a[2 * i], a[2 * i + 1]);
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) u[j] = Hadd(t[2 * j], t[2 * j + 1]);
+  // u[j]'s 128-bit lane k: a[4j .. 4j+3]'s sums of elements 4k .. 4k+3;
+  // A_k: lane j = u[j]'s lane k.
+  const __m512 p0 = _mm512_shuffle_f32x4(u[0], u[1], 0x44);
+  const __m512 p1 = _mm512_shuffle_f32x4(u[0], u[1], 0xEE);
+  const __m512 p2 = _mm512_shuffle_f32x4(u[2], u[3], 0x44);
+  const __m512 p3 = _mm512_shuffle_f32x4(u[2], u[3], 0xEE);
+  const __m512 a0 = _mm512_shuffle_f32x4(p0, p2, 0x88);
+  const __m512 a1 = _mm512_shuffle_f32x4(p0, p2, 0xDD);
+  const __m512 a2 = _mm512_shuffle_f32x4(p1, p3, 0x88);
+  const __m512 a3 = _mm512_shuffle_f32x4(p1, p3, 0xDD);
+  return _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
+}
+
+static inline __mmask16 TailMask(int64_t n) {
+  return static_cast<__mmask16>((1u << n) - 1);
+}
+
+// Lane p: q . k[p] over n elements.
+template <typename K>
+[[gnu::always_inline]] static inline __m512 Dot16(const float* q, const K* const* k, int64_t n) {
+  __m512 a[16];
+#pragma GCC unroll 16
+  for (int p = 0; p < 16; ++p) a[p] = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 qv = _mm512_loadu_ps(q + i);
+#pragma GCC unroll 16
+    for (int p = 0; p < 16; ++p) a[p] = _mm512_fmadd_ps(qv, Load16(k[p] + i, 0xFFFF), a[p]);
+  }
+  if (i < n) {
+    const __mmask16 m = TailMask(n - i);
+    const __m512 qv = _mm512_maskz_loadu_ps(m, q + i);
+#pragma GCC unroll 16
+    for (int p = 0; p < 16; ++p) a[p] = _mm512_fmadd_ps(qv, Load16(k[p] + i, m), a[p]);
+  }
+  return Reduce16(a);
+}
+
+// Score rows of at most this many elements go through a float tile when
+// several query rows share them (half to float is exact).
+constexpr int64_t kTileMaxDim = 512;
+// Positions between the block the score kernel reads and the one it
+// prefetches.
+constexpr int64_t kScoresAhead = 64;
+
+// 16 positions at a time (a short last block repeats its last row and
+// drops the extra lanes); each query row against the block's rows, which
+// stay in L1 across the rows.
+template <typename K>
+void Scores(const float* q, int64_t qs, int nr, const void* const* rows, int64_t np,
+            int64_t n, float scale, float* out, int64_t os) {
+  const int64_t row_bytes = n * static_cast<int64_t>(sizeof(K));
+  const int64_t n16 = (n + 15) & ~int64_t{15};
+  alignas(64) float tile[16 * kTileMaxDim];
+  const bool use_tile = !std::is_same_v<K, float> && nr > 1 && n16 <= kTileMaxDim;
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (int64_t p0 = 0; p0 < np; p0 += 16) {
+    const int64_t pn = std::min<int64_t>(16, np - p0);
+    for (int64_t p = p0 + kScoresAhead; p < std::min(np, p0 + kScoresAhead + 16); ++p) {
+      for (int64_t b = 0; b < row_bytes; b += 64) {
+        _mm_prefetch(static_cast<const char*>(rows[p]) + b, _MM_HINT_T0);
+      }
+    }
+    const K* k[16];
+    for (int p = 0; p < 16; ++p) {
+      k[p] = static_cast<const K*>(rows[p0 + std::min<int64_t>(p, pn - 1)]);
+    }
+    const __mmask16 keep = TailMask(pn);
+    if (use_tile) {
+      const float* kt[16];
+      for (int p = 0; p < 16; ++p) {
+        float* dst = tile + p * n16;
+        for (int64_t i = 0; i < n16; i += 16) {
+          _mm512_store_ps(dst + i, Load16(k[p] + i, i + 16 <= n ? 0xFFFF : TailMask(n - i)));
+        }
+        kt[p] = dst;
+      }
+      for (int r = 0; r < nr; ++r) {
+        const __m512 s = _mm512_mul_ps(Dot16<float>(q + r * qs, kt, n), vscale);
+        _mm512_mask_storeu_ps(out + r * os + p0, keep, s);
+      }
+    } else {
+      for (int r = 0; r < nr; ++r) {
+        const __m512 s = _mm512_mul_ps(Dot16<K>(q + r * qs, k, n), vscale);
+        _mm512_mask_storeu_ps(out + r * os + p0, keep, s);
+      }
+    }
+  }
+}
+
+// Positions per pass of the weighted sum, and blocks between the one a
+// pass reads and the one it prefetches.
+constexpr int64_t kPosBlock = 16;
+constexpr int64_t kPrefetchBlocks = 4;
+
+// y_r[i .. i + 16V) += sum over p of alpha_r[p] * rows[p][i .. i + 16V)
+// (the lanes of the last vector limited to `m`), for R rows, accumulating
+// in registers over the np positions; prefetches the same elements of
+// pf[p] for p < n_pf.
+template <int R, int V, typename K>
+static inline void WsumBlock(const void* const* rows, int64_t np, const void* const* pf,
+                             int64_t n_pf, const float* alpha, int64_t as, int64_t i,
+                             __mmask16 m, float* y, int64_t ys) {
+  __m512 acc[R][V];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      acc[r][v] = _mm512_maskz_loadu_ps(v == V - 1 ? m : 0xFFFF, y + r * ys + i + 16 * v);
+    }
+  }
+  for (int64_t p = 0; p < np; ++p) {
+    const K* x = static_cast<const K*>(rows[p]) + i;
+    if (p < n_pf) {
+      _mm_prefetch(reinterpret_cast<const char*>(static_cast<const K*>(pf[p]) + i),
+                   _MM_HINT_T0);
+    }
+    __m512 xv[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) xv[v] = Load16(x + 16 * v, v == V - 1 ? m : 0xFFFF);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const __m512 al = _mm512_set1_ps(alpha[r * as + p]);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(al, xv[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      _mm512_mask_storeu_ps(y + r * ys + i + 16 * v, v == V - 1 ? m : 0xFFFF, acc[r][v]);
+    }
+  }
+}
+
+template <int R, typename K>
+static inline void WsumRows(const void* const* rows, int64_t np, const void* const* pf,
+                            int64_t n_pf, const float* alpha, int64_t as, int64_t n,
+                            float* y, int64_t ys) {
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    WsumBlock<R, 4, K>(rows, np, pf, n_pf, alpha, as, i, 0xFFFF, y, ys);
+  }
+  for (; i + 16 <= n; i += 16) {
+    WsumBlock<R, 1, K>(rows, np, pf, n_pf, alpha, as, i, 0xFFFF, y, ys);
+  }
+  if (i < n) WsumBlock<R, 1, K>(rows, np, pf, n_pf, alpha, as, i, TailMask(n - i), y, ys);
+}
+
+template <typename K>
+void Wsum(const void* const* rows, int64_t np, const float* alpha, int64_t as, int nr,
+          int64_t n, float* y, int64_t ys) {
+  for (int64_t p0 = 0; p0 < np; p0 += kPosBlock) {
+    const int64_t pn = std::min(kPosBlock, np - p0);
+    // A later block's rows, prefetched by the first row group's pass.
+    const int64_t ahead = p0 + kPrefetchBlocks * kPosBlock;
+    const int64_t n_pf = std::clamp<int64_t>(np - ahead, 0, kPosBlock);
+    const void* const* pf = rows + std::min(ahead, np);
+    const float* a = alpha + p0;
+    int r = 0;
+    for (; r + 4 <= nr; r += 4) {
+      WsumRows<4, K>(rows + p0, pn, pf, r == 0 ? n_pf : 0, a + r * as, as, n, y + r * ys, ys);
+    }
+    if (r + 3 == nr) {
+      WsumRows<3, K>(rows + p0, pn, pf, r == 0 ? n_pf : 0, a + r * as, as, n, y + r * ys, ys);
+      r += 3;
+    }
+    if (r + 2 <= nr) {
+      WsumRows<2, K>(rows + p0, pn, pf, r == 0 ? n_pf : 0, a + r * as, as, n, y + r * ys, ys);
+      r += 2;
+    }
+    if (r < nr) {
+      WsumRows<1, K>(rows + p0, pn, pf, r == 0 ? n_pf : 0, a + r * as, as, n, y + r * ys, ys);
+    }
+  }
+}
+
+}  // namespace
+
+void FillAttention(KernelTable* t) {
+  t->scores_f32 = Scores<float>;
+  t->scores_f16 = Scores<uint16_t>;
+  t->wsum_f32 = Wsum<float>;
+  t->wsum_f16 = Wsum<uint16_t>;
+}
+
+}  // namespace weft::kernels::avx512
