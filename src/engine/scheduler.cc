@@ -200,6 +200,7 @@ StepPlan Scheduler::Schedule() {
     pass.plan.step = ++step_;
     ++stats_.num_steps;
     stats_.num_scheduled_tokens += pass.plan.num_batched_tokens;
+    stats_.num_budget_tokens += pass.plan.budget;
   } else {
     // An empty plan is not executed: the executor hears of these with the
     // next plan that is (else their per-request state would never go).

@@ -47,6 +47,9 @@ struct SchedulerStats {
   int64_t num_preemptions = 0;     // requests preempted (recompute)
   int64_t num_finished = 0;        // requests finished, any reason
   int64_t num_scheduled_tokens = 0;  // tokens fed to the executor
+  int64_t num_budget_tokens = 0;   // sum of those plans' budgets (each
+                                   // pass's own: idle-prefill passes get
+                                   // the larger one)
   int num_waiting = 0;             // now
   int num_running = 0;             // now
 };

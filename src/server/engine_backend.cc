@@ -139,7 +139,7 @@ BackendStats EngineBackend::Stats() const {
   s.prefix_cache_hits = kv.prefix_hit_tokens;
   s.steps = es.num_steps;
   s.step_tokens = es.num_scheduled_tokens;
-  s.step_token_budget = es.num_steps * options_.max_batched_tokens;
+  s.step_token_budget = es.num_budget_tokens;
   s.preemptions = es.num_preemptions;
   s.aborts = aborts_;
   s.admission_rejections = rejections_;

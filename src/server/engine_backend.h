@@ -39,7 +39,6 @@ namespace weft::server {
 struct EngineBackendOptions {
   ModelInfo model_info;       // reported as is (vocab_size filled if unset)
   EngineInfo engine_info;     // reported as is
-  int max_batched_tokens = 0; // the engine's token budget per pass (stats)
   // Submit sibling sequences (n > 1) after the first one's prefill, so they
   // hit the prefix cache.
   bool defer_siblings = true;

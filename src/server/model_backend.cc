@@ -203,7 +203,6 @@ StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
   // max_queue: the server's own limit is the one clients meet (429).
   ei.kv_block_size = kv.block_size;
   ei.kv_bytes = static_cast<int64_t>(kv_bytes_used);
-  opt.max_batched_tokens = sched.max_batched_tokens;
   opt.hash_model_file = true;
 
   if (summary != nullptr) {

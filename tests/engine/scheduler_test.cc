@@ -142,6 +142,8 @@ TEST(SchedulerTest, IdlePassesTakeTheIdleBudgetUntilADecodeRuns) {
   EXPECT_EQ(p4.seqs[0].id, 1);
   EXPECT_EQ(p4.seqs[0].num_new_tokens, 1);
   EXPECT_EQ(p4.seqs[1].num_new_tokens, 4);
+  // The stats count each pass's own budget (32 + 32 + 32 + 8 so far).
+  EXPECT_EQ(sim.sched().stats().num_budget_tokens, 104);
   sim.RunUntilIdle();
   EXPECT_EQ(sim.output(1).size(), 3u);
   EXPECT_EQ(sim.output(2).size(), 2u);

@@ -178,7 +178,6 @@ std::unique_ptr<EngineBackend> MakeBackend(std::vector<TokenId> script,
   EngineBackendOptions opt;
   opt.model_info.id = "synthetic";
   opt.model_info.context_length = 512;
-  opt.max_batched_tokens = 256;
   auto b = EngineBackend::Create(
       tok, std::move(*eng), ChatRenderer::Create(chat_template, "<s>", "</s>"),
       opt, nullptr);
