@@ -289,9 +289,14 @@ int RunBenchModel(int argc, char** argv) {
   };
   const int64_t k_bytes = model::KvRowBytes(*kv_type, c.k_dim());
   const int64_t v_bytes = model::KvRowBytes(*kv_type, c.v_dim());
-  // KV bytes of `positions` cached positions of one sequence, all layers.
-  auto kv_read = [&](double positions) {
-    return positions * static_cast<double>(c.n_layer) * static_cast<double>(k_bytes + v_bytes);
+  // KV bytes one token at position n - 1 reads (n positions of its
+  // sequence), all layers: sliding-window layers read only their window.
+  auto kv_read = [&](int64_t n) {
+    double rows = 0;
+    for (int64_t l = 0; l < c.n_layer; ++l) {
+      rows += static_cast<double>(c.IsLocalLayer(l) ? std::min<int64_t>(n, c.sliding_window) : n);
+    }
+    return rows * static_cast<double>(k_bytes + v_bytes);
   };
   // The weights-plus-KV read floor of a step reading `kv` KV bytes (s).
   auto read_floor_s = [&](double kv) {
@@ -355,8 +360,10 @@ int RunBenchModel(int argc, char** argv) {
       if (!st.ok()) return Fail(st.status());
       const double gbs = weights_gbs(static_cast<double>(tg), st->median);
       const double paired = paired_pct(*st, static_cast<double>(tg));
-      // Step i reads depth + i + 1 positions; their mean.
-      const double kv_step = kv_read(depth + (static_cast<double>(tg) + 1) / 2);
+      // Step i reads depth + i + 1 positions; the mean over the steps.
+      double kv_step = 0;
+      for (int64_t i = 0; i < tg; ++i) kv_step += kv_read(depth + i + 1);
+      kv_step /= static_cast<double>(tg);
       json j = StatJson(*st);
       j["depth"] = depth;
       j["tokens"] = tg;
