@@ -11,8 +11,8 @@
 //   tg128  generation: 128 one-token Forwards from an empty context
 //   B = 1..32: one batched decode step of B sequences, each with 256
 //          tokens of context, as ONE Forward (the engine's decode step)
-//   --depth 0,1000,...: tg128 after that many tokens of context and the
-//          curve at that context, for each depth (llama-bench's -d); each
+//   --depth 0,1000,...: pp512 and tg128 after that many tokens of context
+//          and the curve at that context, for each depth (llama-bench's -d); each
 //          decode row shows the KV bytes its step reads and the step's
 //          share of its read floor ((weights + KV bytes) / bandwidth)
 //
@@ -89,8 +89,8 @@ int RunBenchModel(int argc, char** argv) {
   flags.Int("ctx", &ctx, "context tokens of each sequence in the batched decode test");
   flags.String("batches", &batch_list, "batch sizes of the decode curve (empty = skip)");
   flags.String("depth", &depth_list,
-               "context depths, e.g. 0,1000,2000,4000 (llama-bench's -d): the generation test "
-               "starts after that many tokens and the decode curve runs at each (replaces --ctx)");
+               "context depths, e.g. 0,1000,2000,4000 (llama-bench's -d): the prompt and generation "
+               "tests start after that many tokens and the decode curve runs at each (replaces --ctx)");
   flags.String("kv-type", &kv_type_name,
                "KV cache storage: f16 (as weft serve and llama-bench), f32 or q8_0");
   flags.Bool("row-major", &row_major,
@@ -321,25 +321,33 @@ int RunBenchModel(int argc, char** argv) {
     j["compute_floor_pct"] = 100.0 * floor / median;
   };
 
-  if (pp > 0) {
-    auto kv = model::ContiguousKvCache::Create(c, static_cast<int32_t>(pp), 1, *kv_type);
-    if (!kv.ok()) return Fail(kv.status());
-    const model::Batch b = model::Batch::ForPrompt(random_tokens(pp));
-    std::vector<float> logits;
-    auto st = Time(static_cast<int>(reps), [&] { return m.Forward(b, kv->get(), &logits, opts); });
-    if (!st.ok()) return Fail(st.status());
-    out["pp"] = StatJson(*st);
-    out["pp"]["tokens"] = pp;
-    out["pp"]["tokens_per_s"] = static_cast<double>(pp) / st->median;
-    const double gops = ops(static_cast<double>(pp), 1) / st->median / 1e9;
-    out["pp"]["gops"] = gops;
-    const double floor = floor_s(static_cast<double>(pp), 1);
-    put_floor(out["pp"], floor, st->median);
-    row("pp" + std::to_string(pp), *st, static_cast<double>(pp), 1, false, gops, floor, 0, 0, 0);
-  }
-  json tg_json = json::array(), curves = json::array();
+  json pp_json = json::array(), tg_json = json::array(), curves = json::array();
   for (int depth : depths) {
     const std::string at = by_depth ? StrFormat(" @ d%d", depth) : std::string();
+    if (pp > 0) {
+      auto kv = model::ContiguousKvCache::Create(c, depth + static_cast<int32_t>(pp), 1, *kv_type);
+      if (!kv.ok()) return Fail(kv.status());
+      if (Status s = prefill(kv->get(), 0, depth); !s.ok()) return Fail(s);
+      const model::Batch b = model::Batch::ForPrompt(random_tokens(pp), depth);
+      std::vector<float> logits;
+      auto st = Time(static_cast<int>(reps), [&] { return m.Forward(b, kv->get(), &logits, opts); },
+                     [&](int) {
+                       (*kv)->Truncate(0, depth);
+                       return OkStatus();
+                     });
+      if (!st.ok()) return Fail(st.status());
+      json j = StatJson(*st);
+      j["depth"] = depth;
+      j["tokens"] = pp;
+      j["tokens_per_s"] = static_cast<double>(pp) / st->median;
+      const double gops = ops(static_cast<double>(pp), 1) / st->median / 1e9;
+      j["gops"] = gops;
+      const double floor = floor_s(static_cast<double>(pp), 1);
+      put_floor(j, floor, st->median);
+      pp_json.push_back(j);
+      row("pp" + std::to_string(pp) + at, *st, static_cast<double>(pp), 1, false, gops, floor, 0,
+          0, 0);
+    }
     if (tg > 0) {
       auto kv = model::ContiguousKvCache::Create(c, depth + static_cast<int32_t>(tg), 1, *kv_type);
       if (!kv.ok()) return Fail(kv.status());
@@ -446,6 +454,7 @@ int RunBenchModel(int argc, char** argv) {
     curves.push_back(curve);
   }
   // One depth without --depth: the single objects of earlier reports.
+  if (pp > 0) out["pp"] = by_depth ? pp_json : pp_json[0];
   if (tg > 0) out["tg"] = by_depth ? tg_json : tg_json[0];
   if (!batches.empty()) out["decode"] = by_depth ? curves : curves[0];
 

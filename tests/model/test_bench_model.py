@@ -104,18 +104,19 @@ def check_compute_floor(j, stdout):
 @pytest.mark.skipif(not os.path.exists(STORIES), reason="no stories260K")
 @pytest.mark.skipif(not os.path.exists(STORIES), reason="no stories260K")
 def test_depths(tmp_path):
-    """--depth: tg after D tokens of context and the curve at D, for each D
+    """--depth: pp and tg after D tokens of context and the curve at D, for each D
     (context past the attention's 256-position slices)."""
     out = tmp_path / "r.json"
-    r = bench("-m", STORIES, "--threads", "2", "--reps", "1", "--pp", "0", "--tg", "4",
+    r = bench("-m", STORIES, "--threads", "2", "--reps", "1", "--pp", "8", "--tg", "4",
               "--depth", "0,300", "--batches", "1,2", "--json", str(out))
     assert r.returncode == 0, r.stderr
-    for row in ("| tg4 @ d0 |", "| tg4 @ d300 |", "| decode B=2 @ d0 |",
-                "| decode B=2 @ d300 |"):
+    for row in ("| pp8 @ d0 |", "| pp8 @ d300 |", "| tg4 @ d0 |", "| tg4 @ d300 |",
+                "| decode B=2 @ d0 |", "| decode B=2 @ d300 |"):
         assert row in r.stdout, row
     assert "| KV MB/step | % read floor |" in r.stdout
     j = json.loads(out.read_text())
     assert [t["depth"] for t in j["tg"]] == [0, 300]
+    assert [(p["depth"], p["tokens"]) for p in j["pp"]] == [(0, 8), (300, 8)]
     per_pos = 5 * 2 * (32 + 32)  # KV bytes per position, all layers
     for t in j["tg"]:
         # Steps at depth .. depth + 3 read depth + 1 .. depth + 4 positions.
