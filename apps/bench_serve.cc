@@ -125,7 +125,7 @@ std::string ServedModel(const Endpoint& ep) {
 }
 
 int RunBenchServe(int argc, char** argv) {
-  FlagSet flags("weft bench serve --url URL --workload S1|S2|S3|S4|FILE [flags]",
+  FlagSet flags("weft bench serve --url URL --workload S1|S2|S3|S4|S6|FILE [flags]",
                 "Benchmark an OpenAI-compatible server with streamed requests "
                 "(temperature 0, ignore_eos) and report TTFT, ITL, TPOT, E2E, "
                 "throughput and goodput.");
@@ -139,7 +139,7 @@ int RunBenchServe(int argc, char** argv) {
   flags.String("url", &url, "server base URL, e.g. http://127.0.0.1:8080");
   flags.String("api-key", &api_key, "bearer token for the server");
   flags.String("model", &model, "model name to send (default: first of /v1/models)");
-  flags.String("workload", &workload, "S1, S2, S3, S4 or a JSONL prompt file");
+  flags.String("workload", &workload, "S1, S2, S3, S4, S6 or a JSONL prompt file");
   flags.Bool("chat", &chat, "use /v1/chat/completions (text prompts)");
   flags.String("concurrency", &concurrency, "closed-loop ladder, e.g. 1,4,8,16 (S1 default 1,4,8,16; S4 4)");
   flags.String("rate", &rates, "open loop: request rate(s) per second, e.g. 0.5,1,2");
@@ -173,6 +173,8 @@ int RunBenchServe(int argc, char** argv) {
   WorkloadParams params;
   if (workload == "S1" || workload == "S2" || workload == "S3" || workload == "S4") {
     params = DefaultParams(static_cast<WorkloadKind>(workload[1] - '1'));
+  } else if (workload == "S6") {
+    params = DefaultParams(WorkloadKind::kS6);
   } else {
     params.kind = WorkloadKind::kFile;
     params.file = workload;
@@ -200,7 +202,12 @@ int RunBenchServe(int argc, char** argv) {
   }
   const bool s2 = params.kind == WorkloadKind::kS2;
   std::string ladder = concurrency;
-  if (ladder.empty()) ladder = params.kind == WorkloadKind::kS4 ? "4" : params.kind == WorkloadKind::kS1 ? "1,4,8,16" : "1";
+  if (ladder.empty()) {
+    ladder = params.kind == WorkloadKind::kS4   ? "4"
+             : params.kind == WorkloadKind::kS1 ? "1,4,8,16"
+             : params.kind == WorkloadKind::kS6 ? "1,4,8"
+                                                : "1";
+  }
   if (!ParseList(ladder, &rc.concurrency)) return UsageError("bad --concurrency '" + ladder + "'");
   if (!rates.empty() && !ParseList(rates, &rc.rates)) return UsageError("bad --rate '" + rates + "'");
   if (params.kind == WorkloadKind::kS3 && rc.rates.empty()) {
@@ -235,7 +242,7 @@ int RunBenchServe(int argc, char** argv) {
   WorkloadPlan plan;
   if (params.kind == WorkloadKind::kFile) {
     StatusOr<std::string> text = ReadFile(params.file);
-    if (!text.ok()) return UsageError(params.file + ": not S1-S4 and " + text.status().message());
+    if (!text.ok()) return UsageError(params.file + ": not S1-S4, S6 and " + text.status().message());
     StatusOr<std::vector<PlannedRequest>> reqs = ParsePromptFile(*text, max_tokens);
     if (!reqs.ok()) return UsageError(params.file + ": " + reqs.status().message());
     plan.requests = std::move(*reqs);
@@ -383,7 +390,7 @@ int RunBenchCompare(int argc, char** argv) {
 
 }  // namespace
 
-WEFT_BENCH_VERB("serve", "benchmark an OpenAI-compatible server (S1-S4, files)", RunBenchServe);
+WEFT_BENCH_VERB("serve", "benchmark an OpenAI-compatible server (S1-S4, S6, files)", RunBenchServe);
 WEFT_BENCH_VERB("plot", "SVG of latency CDFs and throughput curves", RunBenchPlot);
 WEFT_BENCH_VERB("compare", "B/A ratios of two serve results", RunBenchCompare);
 

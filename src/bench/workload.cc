@@ -42,6 +42,7 @@ std::string Join(const std::string& base, std::span<const std::string> words,
 int64_t MaxPromptTokens(const WorkloadParams& p) {
   switch (p.kind) {
     case WorkloadKind::kS1:
+    case WorkloadKind::kS6:
       return p.prompt_tokens;
     case WorkloadKind::kS2:
       return std::max(p.prompt_tokens, p.long_prompt_tokens);
@@ -153,6 +154,8 @@ const char* WorkloadName(WorkloadKind k) {
       return "S3";
     case WorkloadKind::kS4:
       return "S4";
+    case WorkloadKind::kS6:
+      return "S6";
     case WorkloadKind::kFile:
       return "file";
   }
@@ -170,6 +173,10 @@ WorkloadParams DefaultParams(WorkloadKind kind) {
     case WorkloadKind::kS4:
       p.prompt_tokens = 32;
       p.output_tokens = 32;
+      break;
+    case WorkloadKind::kS6:
+      p.prompt_tokens = 1500;
+      p.output_tokens = 256;
       break;
     default:
       break;
@@ -268,6 +275,7 @@ StatusOr<WorkloadPlan> BuildWorkload(const WorkloadParams& p,
   };
   switch (p.kind) {
     case WorkloadKind::kS1:
+    case WorkloadKind::kS6:
       for (int64_t i = 0; i < pool; ++i) {
         RETURN_IF_ERROR(add(&plan.requests, maker.Make(p.prompt_tokens),
                             p.output_tokens, ""));

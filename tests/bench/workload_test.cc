@@ -70,6 +70,23 @@ TEST(WorkloadTest, S1TokenIdsAreExactAndDistinct) {
   EXPECT_EQ(tok.calls, 2);  // "" and the corpus, nothing per prompt
 }
 
+// S6: S1's plan with the guide's long distinct prompts and 256 tokens out.
+TEST(WorkloadTest, S6IsS1WithLongPrompts) {
+  ByteTokenizer tok;
+  WorkloadParams p = DefaultParams(WorkloadKind::kS6);
+  EXPECT_STREQ(WorkloadName(p.kind), "S6");
+  StatusOr<WorkloadPlan> plan = BuildWorkload(p, &tok, 6, false);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->requests.size(), 6u);
+  std::set<std::vector<int32_t>> distinct;
+  for (const PlannedRequest& r : plan->requests) {
+    EXPECT_EQ(r.prompt.ids.size(), 1500u);
+    EXPECT_EQ(r.max_tokens, 256);
+    distinct.insert(r.prompt.ids);
+  }
+  EXPECT_EQ(distinct.size(), 6u);
+}
+
 TEST(WorkloadTest, TextPromptsAreExactForBothTokenizers) {
   ByteTokenizer bytes;
   WordTokenizer words;
