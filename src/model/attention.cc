@@ -69,6 +69,244 @@ int64_t AttentionScratchFloats(const ModelConfig& c) {
          kTileRows * std::max(c.head_dim_k, c.head_dim_v);
 }
 
+namespace {
+
+// Per calling thread, reused across calls: the plan's groups and tasks
+// (group, context slice), the partials, and each group's count of
+// unfinished tasks. (Tasks run on pool threads: they reach these through
+// SliceAttention's references, never by the thread_local names.)
+struct PlanBuffers {
+  std::vector<Group> groups;
+  std::vector<std::pair<int32_t, int32_t>> tasks;
+  std::vector<float> parts;
+  std::vector<std::atomic<int32_t>> pending;
+};
+
+// One call of Attention: the plan of groups and tasks, and the task body.
+// Thread safety: RunTask may run concurrently for distinct tasks once Plan
+// has returned; each task writes only its own partials and scratch, and the
+// last task of a group (the pending counter's acquire-release order makes
+// the others' partials visible to it) writes that group's outputs.
+class SliceAttention {
+ public:
+  SliceAttention(const AttentionContext& ax, const ModelConfig& c, int32_t layer,
+                 const KvCache& cache, const Batch& batch, const float* q, float* out,
+                 PlanBuffers* buf)
+      : ax_(ax), kt_(*ax.kt), c_(c), layer_(layer), cache_(cache), batch_(batch), q_(q),
+        out_(out), b_(*buf), group_(c.n_head / c.n_head_kv), hd_(c.head_dim_k),
+        hdv_(c.head_dim_v), stride_(kernels::SlicePartialFloats(c.head_dim_v)),
+        local_(c.IsLocalLayer(layer)), type_(cache.kv_type()),
+        el_(type_ == KvType::kF32 ? 4 : 2) {}
+
+  // Splits the batch into groups and tasks; returns the number of tasks.
+  int64_t Plan(int n_threads);
+  void RunTask(int64_t job, int thread);
+
+ private:
+  // llama.cpp's standard SWA: key p is visible from pos iff pos - p < window.
+  int32_t FirstVisible(int32_t pos) const {
+    return local_ && pos >= c_.sliding_window
+               ? pos - static_cast<int32_t>(c_.sliding_window) + 1
+               : 0;
+  }
+  // Elements [first, first + n) of a Q8_0 row as floats: the table's kernel
+  // when they are whole blocks (bitwise LoadKvRow's values).
+  void LoadQ8Head(const uint8_t* row, int64_t first, int64_t n, float* dst) const {
+    if (first % kQK8_0 == 0 && n % kQK8_0 == 0) {
+      kt_.q8_0_to_f32(row + first / kQK8_0 * static_cast<int64_t>(sizeof(BlockQ8_0)), n, dst);
+    } else {
+      LoadKvRow(KvType::kQ8_0, row, first, n, dst);
+    }
+  }
+  // The softmax of the query at `pos` over its visible keys among the
+  // slice's keys [j0, j1) (scores s, in place; the others get weight 0),
+  // starting its partial p (stride_ floats: m, l, o zeroed).
+  void SoftmaxRow(int32_t pos, int32_t j0, int32_t j1, float* s, float* p) const {
+    const int64_t span = j1 - j0;
+    const int64_t a = std::max(FirstVisible(pos), j0) - j0;
+    const int64_t e = std::min(pos + 1, j1) - j0;
+    std::fill_n(p, stride_, 0.0f);
+    if (a >= e) {
+      std::fill_n(s, span, 0.0f);
+      return;
+    }
+    std::fill_n(s, a, 0.0f);
+    std::fill(s + e, s + span, 0.0f);
+    p[1] = kernels::SliceSoftmax(kt_, s + a, e - a, c_.attn_softcap, &p[0]);
+  }
+  // rows[j] = kv head kvh's part (dim elements) of base[j] for j < n, or of
+  // its dequantized copy in `tile` (Q8_0).
+  void HeadRows(const uint8_t* const* base, int64_t n, int64_t kvh, int64_t dim, float* tile,
+                const void** rows) const {
+    for (int64_t j = 0; j < n; ++j) {
+      if (type_ == KvType::kQ8_0) {
+        LoadQ8Head(base[j], kvh * dim, dim, tile + j * dim);
+        rows[j] = tile + j * dim;
+      } else {
+        rows[j] = base[j] + kvh * dim * static_cast<int64_t>(el_);
+      }
+    }
+  }
+
+  const AttentionContext& ax_;
+  const kernels::KernelTable& kt_;
+  const ModelConfig& c_;
+  const int32_t layer_;
+  const KvCache& cache_;
+  const Batch& batch_;
+  const float* q_;
+  float* out_;
+  PlanBuffers& b_;
+  const int64_t group_, hd_, hdv_, stride_;
+  const bool local_;
+  const KvType type_;
+  const size_t el_;  // bytes per element of F32 / F16 rows
+};
+
+int64_t SliceAttention::Plan(int n_threads) {
+  const int64_t T = static_cast<int64_t>(batch_.size());
+  // Runs of tokens: [begin, end) of the batch.
+  const int64_t per_run = TokensPerTask(c_);
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  for (int64_t t = 0; t < T; ++t) {
+    if (!runs.empty() && runs.back().second == t && t - runs.back().first < per_run &&
+        batch_.seq_ids[t] == batch_.seq_ids[t - 1] &&
+        batch_.positions[t] == batch_.positions[t - 1] + 1) {
+      ++runs.back().second;
+    } else {
+      runs.emplace_back(t, t + 1);
+    }
+  }
+  int64_t run_slices = 0;  // (run, context slice) pairs
+  for (const auto& [t0, t1] : runs) {
+    run_slices += batch_.positions[t1 - 1] / kSlice - FirstVisible(batch_.positions[t0]) / kSlice + 1;
+  }
+  // Kv heads per group, then query heads per kv head: all of them unless
+  // that leaves threads idle.
+  const int64_t kv_parts =
+      std::clamp<int64_t>((n_threads + run_slices - 1) / run_slices, 1, c_.n_head_kv);
+  const int64_t per_kv_part = (c_.n_head_kv + kv_parts - 1) / kv_parts;
+  const int64_t n_kv_parts = (c_.n_head_kv + per_kv_part - 1) / per_kv_part;
+  const int64_t kv_tasks = run_slices * n_kv_parts;
+  const int64_t hslices =
+      per_kv_part > 1 ? 1 : std::clamp<int64_t>((n_threads + kv_tasks - 1) / kv_tasks, 1, group_);
+  const int64_t per_hslice = (group_ + hslices - 1) / hslices;
+  const int64_t n_hslices = (group_ + per_hslice - 1) / per_hslice;
+  b_.groups.clear();
+  b_.tasks.clear();
+  int64_t n_parts = 0;
+  for (const auto& [t0, t1] : runs) {
+    for (int64_t kp = 0; kp < n_kv_parts; ++kp) {
+      for (int64_t hs = 0; hs < n_hslices; ++hs) {
+        Group g;
+        g.t0 = t0;
+        g.t1 = t1;
+        g.k0 = kp * per_kv_part;
+        g.k1 = std::min(c_.n_head_kv, g.k0 + per_kv_part);
+        g.g0 = hs * per_hslice;
+        g.gn = std::min(per_hslice, group_ - g.g0);
+        g.lo = FirstVisible(batch_.positions[t0]);
+        g.hi = batch_.positions[t1 - 1];
+        g.first_slice = g.lo / kSlice;
+        g.n_slices = g.hi / kSlice - g.first_slice + 1;
+        g.part = n_parts;
+        n_parts += (g.k1 - g.k0) * (t1 - t0) * g.gn * g.n_slices * stride_;
+        for (int64_t sl = 0; sl < g.n_slices; ++sl) {
+          b_.tasks.emplace_back(static_cast<int32_t>(b_.groups.size()), static_cast<int32_t>(sl));
+        }
+        b_.groups.push_back(g);
+      }
+    }
+  }
+  if (static_cast<int64_t>(b_.parts.size()) < n_parts) b_.parts.resize(static_cast<size_t>(n_parts));
+  if (b_.pending.size() < b_.groups.size()) {
+    b_.pending = std::vector<std::atomic<int32_t>>(b_.groups.size());
+  }
+  for (size_t i = 0; i < b_.groups.size(); ++i) {
+    b_.pending[i].store(static_cast<int32_t>(b_.groups[i].n_slices), std::memory_order_relaxed);
+  }
+  return static_cast<int64_t>(b_.tasks.size());
+}
+
+void SliceAttention::RunTask(int64_t job, int thread) {
+  const size_t gi = static_cast<size_t>(b_.tasks[static_cast<size_t>(job)].first);
+  const Group& g = b_.groups[gi];
+  const int64_t sl = b_.tasks[static_cast<size_t>(job)].second;
+  const int64_t nt = g.t1 - g.t0, nh = g.gn, nr = nt * nh, nk = g.k1 - g.k0;
+  const int32_t seq = batch_.seq_ids[g.t0];
+  const int32_t pos0 = batch_.positions[g.t0];
+  // Keys [j0, j1) of this slice; query row r = ti * nh + gi.
+  const int32_t j0 = std::max<int32_t>(g.lo, static_cast<int32_t>((g.first_slice + sl) * kSlice));
+  const int32_t j1 =
+      std::min<int32_t>(g.hi + 1, static_cast<int32_t>((g.first_slice + sl + 1) * kSlice));
+  const int64_t span = j1 - j0;
+  const TaskScratch sc = CarveScratch((*ax_.scores)[thread].data(), nk, nr, hd_);
+  for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
+    for (int64_t ti = 0; ti < nt; ++ti) {
+      std::copy_n(q_ + (g.t0 + ti) * c_.q_dim() + (kvh * group_ + g.g0) * hd_, nh * hd_,
+                  sc.q + ((kvh - g.k0) * nt + ti) * nh * hd_);
+    }
+  }
+  // Partials of kv head kvh's rows: [nr, n_slices, stride].
+  const int64_t row_stride = g.n_slices * stride_;
+  auto part = [&](int64_t kvh) { return b_.parts.data() + g.part + (kvh - g.k0) * nr * row_stride; };
+  // Blocks of kTileRows positions, every kv head of a block before the
+  // next block: the cached rows (all heads of a position side by side) are
+  // read in order, each once, whole rows prefetched kAhead positions ahead.
+  constexpr int64_t kAhead = 3 * kTileRows;
+  const void* rows[kTileRows];
+  const uint8_t* base[kTileRows];
+  auto block = [&](bool key, int64_t b, int64_t n) {
+    const int64_t row_bytes = KvRowBytes(type_, key ? c_.k_dim() : c_.v_dim());
+    for (int64_t j = 0; j < n; ++j) {
+      const int32_t p = j0 + static_cast<int32_t>(b + j);
+      base[j] = key ? cache_.KeyData(layer_, seq, p) : cache_.ValueData(layer_, seq, p);
+      const int32_t ahead = p + static_cast<int32_t>(kAhead);
+      if (ahead >= j1) continue;
+      const uint8_t* r = key ? cache_.KeyData(layer_, seq, ahead) : cache_.ValueData(layer_, seq, ahead);
+      for (int64_t off = 0; off < row_bytes; off += 64) __builtin_prefetch(r + off, 0, 3);
+    }
+  };
+  for (int64_t b = 0; b < span; b += kTileRows) {
+    const int64_t n = std::min(kTileRows, span - b);
+    block(true, b, n);
+    for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
+      HeadRows(base, n, kvh, hd_, sc.tile, rows);
+      (type_ == KvType::kF16 ? kt_.scores_f16 : kt_.scores_f32)(
+          sc.q + (kvh - g.k0) * nr * hd_, hd_, static_cast<int>(nr), rows, n, hd_, c_.attn_scale,
+          sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice);
+    }
+  }
+  for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
+    for (int64_t r = 0; r < nr; ++r) {
+      SoftmaxRow(pos0 + static_cast<int32_t>(r / nh), j0, j1,
+                 sc.scores + ((kvh - g.k0) * nr + r) * kSlice,
+                 part(kvh) + r * row_stride + sl * stride_);
+    }
+  }
+  for (int64_t b = 0; b < span; b += kTileRows) {
+    const int64_t n = std::min(kTileRows, span - b);
+    block(false, b, n);
+    for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
+      HeadRows(base, n, kvh, hdv_, sc.tile, rows);
+      (type_ == KvType::kF16 ? kt_.wsum_f16 : kt_.wsum_f32)(
+          rows, n, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice, static_cast<int>(nr), hdv_,
+          part(kvh) + sl * stride_ + 2, row_stride);
+    }
+  }
+  // The group's last task merges its rows' partials.
+  if (b_.pending[gi].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
+    for (int64_t r = 0; r < nr; ++r) {
+      const int64_t ti = r / nh, h = kvh * group_ + g.g0 + r % nh;
+      kernels::MergeSlices(part(kvh) + r * row_stride, stride_, g.n_slices, hdv_,
+                           out_ + (g.t0 + ti) * c_.n_head * hdv_ + h * hdv_);
+    }
+  }
+}
+
+}  // namespace
+
 // Tasks: (group, context slice). A task reads its slice's K and V rows
 // once for all of its query rows (GQA sharing, and the tokens of a prompt
 // chunk sharing their prefix), one kv head after another: a task takes
@@ -89,225 +327,11 @@ int64_t AttentionScratchFloats(const ModelConfig& c) {
 void Attention(const AttentionContext& ax, const ModelConfig& c, int32_t layer,
                const KvCache& cache, const Batch& batch, const float* q,
                float* out) {
-  const kernels::KernelTable& kt = *ax.kt;
-  const int64_t group = c.n_head / c.n_head_kv;
-  const int64_t hd = c.head_dim_k, hdv = c.head_dim_v;
-  const int64_t stride = kernels::SlicePartialFloats(hdv);
-  const bool local = c.IsLocalLayer(layer);
-  const KvType type = cache.kv_type();
-  const int64_t T = static_cast<int64_t>(batch.size());
+  thread_local PlanBuffers buffers;
+  SliceAttention attention(ax, c, layer, cache, batch, q, out, &buffers);
   const int n_threads = ax.pool != nullptr ? ax.pool->num_threads() : 1;
-  // llama.cpp's standard SWA: key p is visible from pos iff pos - p < window.
-  auto first_visible = [&](int32_t pos) -> int32_t {
-    return local && pos >= c.sliding_window
-               ? pos - static_cast<int32_t>(c.sliding_window) + 1
-               : 0;
-  };
-  // Runs of tokens: [begin, end) of the batch.
-  const int64_t per_run = TokensPerTask(c);
-  std::vector<std::pair<int64_t, int64_t>> runs;
-  for (int64_t t = 0; t < T; ++t) {
-    if (!runs.empty() && runs.back().second == t &&
-        t - runs.back().first < per_run &&
-        batch.seq_ids[t] == batch.seq_ids[t - 1] &&
-        batch.positions[t] == batch.positions[t - 1] + 1) {
-      ++runs.back().second;
-    } else {
-      runs.emplace_back(t, t + 1);
-    }
-  }
-  int64_t run_slices = 0;  // (run, context slice) pairs
-  for (const auto& [t0, t1] : runs) {
-    run_slices += batch.positions[t1 - 1] / kSlice -
-                  first_visible(batch.positions[t0]) / kSlice + 1;
-  }
-  // Kv heads per group, then query heads per kv head: all of them unless
-  // that leaves threads idle.
-  const int64_t kv_parts = std::clamp<int64_t>(
-      (n_threads + run_slices - 1) / run_slices, 1, c.n_head_kv);
-  const int64_t per_kv_part = (c.n_head_kv + kv_parts - 1) / kv_parts;
-  const int64_t n_kv_parts = (c.n_head_kv + per_kv_part - 1) / per_kv_part;
-  const int64_t kv_tasks = run_slices * n_kv_parts;
-  const int64_t hslices = per_kv_part > 1 ? 1
-                          : std::clamp<int64_t>((n_threads + kv_tasks - 1) / kv_tasks,
-                                                1, group);
-  const int64_t per_hslice = (group + hslices - 1) / hslices;
-  const int64_t n_hslices = (group + per_hslice - 1) / per_hslice;
-
-  // Per calling thread, reused across calls: groups, tasks, partials and
-  // each group's count of unfinished tasks. (The tasks run on pool
-  // threads: they reach these through the local references, never by the
-  // thread_local names.)
-  thread_local std::vector<Group> groups_tl;
-  thread_local std::vector<std::pair<int32_t, int32_t>> tasks_tl;  // (group, slice)
-  thread_local std::vector<float> parts_tl;
-  thread_local std::vector<std::atomic<int32_t>> pending_tl;
-  std::vector<Group>& groups = groups_tl;
-  std::vector<std::pair<int32_t, int32_t>>& tasks = tasks_tl;
-  std::vector<float>& parts = parts_tl;
-  std::vector<std::atomic<int32_t>>& pending = pending_tl;
-  groups.clear();
-  tasks.clear();
-  int64_t n_parts = 0;
-  for (const auto& [t0, t1] : runs) {
-    for (int64_t kp = 0; kp < n_kv_parts; ++kp) {
-      for (int64_t hs = 0; hs < n_hslices; ++hs) {
-        Group g;
-        g.t0 = t0;
-        g.t1 = t1;
-        g.k0 = kp * per_kv_part;
-        g.k1 = std::min(c.n_head_kv, g.k0 + per_kv_part);
-        g.g0 = hs * per_hslice;
-        g.gn = std::min(per_hslice, group - g.g0);
-        g.lo = first_visible(batch.positions[t0]);
-        g.hi = batch.positions[t1 - 1];
-        g.first_slice = g.lo / kSlice;
-        g.n_slices = g.hi / kSlice - g.first_slice + 1;
-        g.part = n_parts;
-        n_parts += (g.k1 - g.k0) * (t1 - t0) * g.gn * g.n_slices * stride;
-        for (int64_t sl = 0; sl < g.n_slices; ++sl) {
-          tasks.emplace_back(static_cast<int32_t>(groups.size()),
-                             static_cast<int32_t>(sl));
-        }
-        groups.push_back(g);
-      }
-    }
-  }
-  if (static_cast<int64_t>(parts.size()) < n_parts) {
-    parts.resize(static_cast<size_t>(n_parts));
-  }
-  if (pending.size() < groups.size()) {
-    pending = std::vector<std::atomic<int32_t>>(groups.size());
-  }
-  for (size_t i = 0; i < groups.size(); ++i) {
-    pending[i].store(static_cast<int32_t>(groups[i].n_slices),
-                     std::memory_order_relaxed);
-  }
-
-  // Bytes per element (F32 / F16 rows).
-  const size_t el = type == KvType::kF32 ? 4 : 2;
-  // Elements [first, first + n) of a Q8_0 row as floats: the table's kernel
-  // when they are whole blocks (bitwise LoadKvRow's values).
-  auto LoadQ8Head = [&](const uint8_t* row, int64_t first, int64_t n, float* dst) {
-    if (first % kQK8_0 == 0 && n % kQK8_0 == 0) {
-      kt.q8_0_to_f32(row + first / kQK8_0 * static_cast<int64_t>(sizeof(BlockQ8_0)), n, dst);
-    } else {
-      LoadKvRow(KvType::kQ8_0, row, first, n, dst);
-    }
-  };
-  auto task = [&](int64_t job, int thread) {
-    const size_t gi = static_cast<size_t>(tasks[static_cast<size_t>(job)].first);
-    const Group& g = groups[gi];
-    const int64_t sl = tasks[static_cast<size_t>(job)].second;
-    const int64_t nt = g.t1 - g.t0, nh = g.gn, nr = nt * nh;
-    const int32_t seq = batch.seq_ids[g.t0];
-    const int32_t pos0 = batch.positions[g.t0];
-    // Keys [j0, j1) of this slice; query row r = ti * nh + gi.
-    const int32_t j0 = std::max<int32_t>(
-        g.lo, static_cast<int32_t>((g.first_slice + sl) * kSlice));
-    const int32_t j1 = std::min<int32_t>(
-        g.hi + 1, static_cast<int32_t>((g.first_slice + sl + 1) * kSlice));
-    const int64_t span = j1 - j0;
-    const int64_t nk = g.k1 - g.k0;
-    const TaskScratch sc = CarveScratch((*ax.scores)[thread].data(), nk, nr, hd);
-    for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-      const int64_t h0 = kvh * group + g.g0;
-      for (int64_t ti = 0; ti < nt; ++ti) {
-        std::copy_n(q + (g.t0 + ti) * c.q_dim() + h0 * hd, nh * hd,
-                    sc.q + ((kvh - g.k0) * nt + ti) * nh * hd);
-      }
-    }
-    // Blocks of kTileRows positions, every kv head of a block before the
-    // next block: the cached rows (all heads of a position side by side)
-    // are read in order, each once. `base`: the block's rows; `rows`: one
-    // head's part of them (F32 / F16), or its dequantized tile (Q8_0).
-    const void* rows[kTileRows];
-    const uint8_t* base[kTileRows];
-    const int64_t k_row = KvRowBytes(type, c.k_dim());
-    const int64_t v_row = KvRowBytes(type, c.v_dim());
-    auto prefetch = [&](bool key, int32_t p, int64_t bytes) {
-      if (p >= j1) return;
-      const uint8_t* r = key ? cache.KeyData(layer, seq, p) : cache.ValueData(layer, seq, p);
-      for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(r + off, 0, 3);
-    };
-    constexpr int64_t kAhead = 3 * kTileRows;  // prefetch distance (positions)
-    for (int64_t b = 0; b < span; b += kTileRows) {
-      const int64_t n = std::min(kTileRows, span - b);
-      for (int64_t j = 0; j < n; ++j) {
-        const int32_t p = j0 + static_cast<int32_t>(b + j);
-        base[j] = cache.KeyData(layer, seq, p);
-        prefetch(true, p + static_cast<int32_t>(kAhead), k_row);
-      }
-      for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-        const float* qh = sc.q + (kvh - g.k0) * nr * hd;
-        float* sh = sc.scores + (kvh - g.k0) * nr * kSlice + b;
-        if (type == KvType::kQ8_0) {
-          for (int64_t j = 0; j < n; ++j) {
-            LoadQ8Head(base[j], kvh * hd, hd, sc.tile + j * hd);
-            rows[j] = sc.tile + j * hd;
-          }
-        } else {
-          for (int64_t j = 0; j < n; ++j) rows[j] = base[j] + kvh * hd * el;
-        }
-        (type == KvType::kF16 ? kt.scores_f16 : kt.scores_f32)(
-            qh, hd, static_cast<int>(nr), rows, n, hd, c.attn_scale, sh, kSlice);
-      }
-    }
-    // Each row's softmax over its visible keys of the slice; the others
-    // get weight 0. Partials of one kv head's rows: [nr, n_slices, stride].
-    const int64_t row_stride = g.n_slices * stride;
-    for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-      float* part = parts.data() + g.part + (kvh - g.k0) * nr * row_stride;
-      for (int64_t r = 0; r < nr; ++r) {
-        const int32_t pos = pos0 + static_cast<int32_t>(r / nh);
-        const int64_t a = std::max(first_visible(pos), j0) - j0;
-        const int64_t e = std::min(pos + 1, j1) - j0;
-        float* sg = sc.scores + ((kvh - g.k0) * nr + r) * kSlice;
-        float* p = part + r * row_stride + sl * stride;
-        std::fill_n(p, stride, 0.0f);
-        if (a >= e) {
-          std::fill_n(sg, span, 0.0f);
-          continue;
-        }
-        std::fill_n(sg, a, 0.0f);
-        std::fill(sg + e, sg + span, 0.0f);
-        p[1] = kernels::SliceSoftmax(kt, sg + a, e - a, c.attn_softcap, &p[0]);
-      }
-    }
-    for (int64_t b = 0; b < span; b += kTileRows) {
-      const int64_t n = std::min(kTileRows, span - b);
-      for (int64_t j = 0; j < n; ++j) {
-        const int32_t p = j0 + static_cast<int32_t>(b + j);
-        base[j] = cache.ValueData(layer, seq, p);
-        prefetch(false, p + static_cast<int32_t>(kAhead), v_row);
-      }
-      for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-        const float* sh = sc.scores + (kvh - g.k0) * nr * kSlice + b;
-        float* o = parts.data() + g.part + (kvh - g.k0) * nr * row_stride + sl * stride + 2;
-        if (type == KvType::kQ8_0) {
-          for (int64_t j = 0; j < n; ++j) {
-            LoadQ8Head(base[j], kvh * hdv, hdv, sc.tile + j * hdv);
-            rows[j] = sc.tile + j * hdv;
-          }
-        } else {
-          for (int64_t j = 0; j < n; ++j) rows[j] = base[j] + kvh * hdv * el;
-        }
-        (type == KvType::kF16 ? kt.wsum_f16 : kt.wsum_f32)(
-            rows, n, sh, kSlice, static_cast<int>(nr), hdv, o, row_stride);
-      }
-    }
-    // The group's last task merges its rows' partials.
-    if (pending[gi].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-      const float* part = parts.data() + g.part + (kvh - g.k0) * nr * row_stride;
-      for (int64_t r = 0; r < nr; ++r) {
-        const int64_t ti = r / nh, h = kvh * group + g.g0 + r % nh;
-        kernels::MergeSlices(part + r * row_stride, stride, g.n_slices, hdv,
-                             out + (g.t0 + ti) * c.n_head * hdv + h * hdv);
-      }
-    }
-  };
-  const int64_t n_tasks = static_cast<int64_t>(tasks.size());
+  const int64_t n_tasks = attention.Plan(n_threads);
+  auto task = [&attention](int64_t job, int thread) { attention.RunTask(job, thread); };
   if (ax.pool != nullptr && n_tasks > 1) {
     ax.pool->ParallelFor(n_tasks, task);
   } else {
