@@ -26,6 +26,7 @@
 
 #include "apps/bench.h"
 #include "apps/bench_json.h"
+#include "apps/bench_stats.h"
 #include "apps/build_info.h"
 #include "apps/flags.h"
 #include "engine/model_executor.h"
@@ -40,27 +41,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
 
-struct Stat {
-  double median = 0, min = 0, max = 0;
-};
-
-Stat Summarize(std::vector<double> v) {
-  Stat s;
-  std::sort(v.begin(), v.end());
-  s.min = v.front();
-  s.max = v.back();
-  const size_t n = v.size();
-  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  return s;
-}
-
-json StatJson(const Stat& s) {
-  return json{{"median_s", s.median}, {"min_s", s.min}, {"max_s", s.max}};
-}
-
-// Runs fn once as a warm-up, then `reps` timed times.
+// Runs fn(r) for r = 0 (a warm-up), then r = 1 .. reps, timed.
 template <typename Fn>
-StatusOr<Stat> Time(int reps, Fn&& fn) {
+StatusOr<Stat> TimeRuns(int reps, Fn&& fn) {
   std::vector<double> t;
   for (int r = 0; r <= reps; ++r) {
     const auto a = Clock::now();
@@ -127,7 +110,7 @@ StatusOr<json> DecodeCurve(const model::Model& m, const Args& a,
   ASSIGN_OR_RETURN(auto flat, model::ContiguousKvCache::Create(c, a.ctx + 1, 1, type));
   RETURN_IF_ERROR(m.Forward(model::Batch::ForPrompt(prompt), flat.get(), &logits, opts));
   const int32_t next = prompt[0];
-  ASSIGN_OR_RETURN(Stat contiguous, Time(a.reps, [&](int) {
+  ASSIGN_OR_RETURN(Stat contiguous, TimeRuns(a.reps, [&](int) {
     return m.Forward(model::Batch::ForPrompt({next}, a.ctx), flat.get(), &logits, opts);
   }));
   out["contiguous_b1"] = StatJson(contiguous);
@@ -160,7 +143,7 @@ StatusOr<json> DecodeCurve(const model::Model& m, const Args& a,
   for (int b : batches) {
     model::Batch batch;
     for (int s = 0; s < b; ++s) batch.Add(next, a.ctx, s, true);
-    ASSIGN_OR_RETURN(Stat st, Time(a.reps, [&](int) {
+    ASSIGN_OR_RETURN(Stat st, TimeRuns(a.reps, [&](int) {
       for (int s = 0; s < b; ++s) paged->SetBlockTable(s, tables[size_t(s)], a.ctx);
       return m.Forward(batch, paged.get(), &logits, opts);
     }));

@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "apps/bench_json.h"
-#include "apps/bench_model_stats.h"
+#include "apps/bench_stats.h"
 #include "apps/build_info.h"
 #include "apps/command.h"
 #include "apps/flags.h"

@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "kernels/avx2_internal.h"
+#include "kernels/wsum_blocks.h"
 #include "kernels/simd_x86.h"
 
 namespace weft::kernels::avx2 {
@@ -146,10 +147,6 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
   }
 }
 
-// Positions per pass of the weighted sum: their value rows stay in L1
-// while every row and column block of y goes over them.
-constexpr int64_t kPosBlock = 16;
-
 // y_r[i .. i + 8V) += sum over p of alpha_r[p] * rows[p][i .. i + 8V), for
 // R rows, accumulating in registers over the np positions.
 // Also prefetches elements i .. i + 8V of pf[p] for p < n_pf: the value
@@ -208,36 +205,14 @@ static inline void WsumRows(const void* const* rows, int64_t np, const void* con
   }
 }
 
-// Blocks of positions between the one a weighted-sum pass reads and the
-// one it prefetches.
-constexpr int64_t kPrefetchBlocks = 4;
-
 template <typename K>
 void Wsum(const void* const* rows, int64_t np, const float* alpha, int64_t as, int nr,
           int64_t n, float* y, int64_t ys) {
-  for (int64_t p0 = 0; p0 < np; p0 += kPosBlock) {
-    const int64_t pn = std::min(kPosBlock, np - p0);
-    // A later block's rows, prefetched by the first row group's pass.
-    const int64_t ahead = p0 + kPrefetchBlocks * kPosBlock;
-    const int64_t n_pf = std::clamp<int64_t>(np - ahead, 0, kPosBlock);
-    const void* const* pf = rows + std::min(ahead, np);
-    const float* a = alpha + p0;
-    int r = 0;
-    for (; r + 4 <= nr; r += 4) {
-      WsumRows<4, K>(rows + p0, pn, pf, r == 0 ? n_pf : 0, a + r * as, as, n, y + r * ys, ys);
-    }
-    if (r + 3 == nr) {
-      WsumRows<3, K>(rows + p0, pn, pf, r == 0 ? n_pf : 0, a + r * as, as, n, y + r * ys, ys);
-      r += 3;
-    }
-    if (r + 2 <= nr) {
-      WsumRows<2, K>(rows + p0, pn, pf, r == 0 ? n_pf : 0, a + r * as, as, n, y + r * ys, ys);
-      r += 2;
-    }
-    if (r < nr) {
-      WsumRows<1, K>(rows + p0, pn, pf, r == 0 ? n_pf : 0, a + r * as, as, n, y + r * ys, ys);
-    }
-  }
+  WsumBlocks(rows, np, alpha, as, nr, y, ys,
+             [&]<int R>(const void* const* rs, int64_t pn, const void* const* pf, int64_t n_pf,
+                        const float* a, float* yr) {
+               WsumRows<R, K>(rs, pn, pf, n_pf, a, as, n, yr, ys);
+             });
 }
 
 // The one-row kernels (scale 1 is exact).

@@ -317,15 +317,22 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot,
   }
 }
 
-void Softmax(float* x, int64_t n) {
-  if (n <= 0) return;
-  float mx = x[0];
-  for (int64_t i = 1; i < n; ++i) mx = std::fmax(mx, x[i]);
+float ExpSum(float* x, int64_t n, float* max) {
+  float m = x[0];
+  for (int64_t i = 1; i < n; ++i) m = std::fmax(m, x[i]);
+  *max = m;
   float sum = 0;
   for (int64_t i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - mx);
+    x[i] = std::exp(x[i] - m);
     sum += x[i];
   }
+  return sum;
+}
+
+void Softmax(float* x, int64_t n) {
+  if (n <= 0) return;
+  float mx;
+  const float sum = ExpSum(x, n, &mx);
   const float inv = 1.0f / sum;
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
@@ -394,18 +401,6 @@ void Scores(const float* q, int64_t q_stride, int nr, const void* const* rows, i
       out[r * out_stride + p] = kDot(q + r * q_stride, static_cast<const K*>(rows[p]), n) * scale;
     }
   }
-}
-
-float ExpSum(float* x, int64_t n, float* max) {
-  float m = x[0];
-  for (int64_t i = 1; i < n; ++i) m = std::fmax(m, x[i]);
-  *max = m;
-  float sum = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - m);
-    sum += x[i];
-  }
-  return sum;
 }
 
 template <typename K, void (*kAxpy)(float, const K*, float*, int64_t)>

@@ -1,4 +1,4 @@
-// The measuring helpers of `weft bench model` (bench_model.cc): timed
+// The measuring helpers of `weft bench model` and `weft bench kv`: timed
 // repetitions and their summary, and the bytes and multiply-adds of a
 // model's weight products.
 #pragma once
