@@ -259,6 +259,10 @@ int RunBenchModel(int argc, char** argv) {
     out["compute_peak_gops"] = peak_gops;
   }
   std::string table;
+  // The weights-plus-KV read floor of a step reading `kv` KV bytes (s).
+  auto read_floor_s = [&](double kv) {
+    return (static_cast<double>(wbytes) + kv) / (bandwidth * 1e9);
+  };
   // One table line; `steps` Forward calls made `tokens` tokens and `gops`
   // weight-product GOP/s; `floor`: the compute floor of all of them (s);
   // ratio > 0: the step as a multiple of step(B=1); paired: % of the
@@ -274,10 +278,9 @@ int RunBenchModel(int argc, char** argv) {
                        : std::string(" | |");
     if (decode) {
       const double gbs = weights_gbs(steps, st.median);
-      const double read_floor = (static_cast<double>(wbytes) + kv) / (bandwidth * 1e9);
       cells += StrFormat(" %.1f | %.0f%% | %.0f%% | %.1f | %.0f%% |", gbs,
                          100.0 * gbs / bandwidth, paired, kv / 1e6,
-                         100.0 * read_floor * steps / st.median);
+                         100.0 * read_floor_s(kv) * steps / st.median);
     } else {
       cells += " | | | | |";
     }
@@ -297,10 +300,6 @@ int RunBenchModel(int argc, char** argv) {
       rows += static_cast<double>(c.IsLocalLayer(l) ? std::min<int64_t>(n, c.sliding_window) : n);
     }
     return rows * static_cast<double>(k_bytes + v_bytes);
-  };
-  // The weights-plus-KV read floor of a step reading `kv` KV bytes (s).
-  auto read_floor_s = [&](double kv) {
-    return (static_cast<double>(wbytes) + kv) / (bandwidth * 1e9);
   };
   // Prefills positions [0, n) of `seq` with random tokens, in chunks.
   std::vector<float> prefill_logits;
@@ -324,17 +323,23 @@ int RunBenchModel(int argc, char** argv) {
   json pp_json = json::array(), tg_json = json::array(), curves = json::array();
   for (int depth : depths) {
     const std::string at = by_depth ? StrFormat(" @ d%d", depth) : std::string();
+    // One context of `depth` tokens for the prompt and generation tests,
+    // prefilled once (each repetition truncates back to it).
+    auto ctx_kv = model::ContiguousKvCache::Create(
+        c, depth + static_cast<int32_t>(std::max<int64_t>({pp, tg, 1})), 1, *kv_type);
+    if (!ctx_kv.ok()) return Fail(ctx_kv.status());
+    if (pp > 0 || tg > 0) {
+      if (Status s = prefill(ctx_kv->get(), 0, depth); !s.ok()) return Fail(s);
+    }
     if (pp > 0) {
-      auto kv = model::ContiguousKvCache::Create(c, depth + static_cast<int32_t>(pp), 1, *kv_type);
-      if (!kv.ok()) return Fail(kv.status());
-      if (Status s = prefill(kv->get(), 0, depth); !s.ok()) return Fail(s);
       const model::Batch b = model::Batch::ForPrompt(random_tokens(pp), depth);
       std::vector<float> logits;
-      auto st = Time(static_cast<int>(reps), [&] { return m.Forward(b, kv->get(), &logits, opts); },
-                     [&](int) {
-                       (*kv)->Truncate(0, depth);
-                       return OkStatus();
-                     });
+      auto st = Time(
+          static_cast<int>(reps), [&] { return m.Forward(b, ctx_kv->get(), &logits, opts); },
+          [&](int) {
+            (*ctx_kv)->Truncate(0, depth);
+            return OkStatus();
+          });
       if (!st.ok()) return Fail(st.status());
       json j = StatJson(*st);
       j["depth"] = depth;
@@ -349,20 +354,17 @@ int RunBenchModel(int argc, char** argv) {
           0, 0);
     }
     if (tg > 0) {
-      auto kv = model::ContiguousKvCache::Create(c, depth + static_cast<int32_t>(tg), 1, *kv_type);
-      if (!kv.ok()) return Fail(kv.status());
-      if (Status s = prefill(kv->get(), 0, depth); !s.ok()) return Fail(s);
       const std::vector<int32_t> ids = random_tokens(tg);
       std::vector<float> logits;
       auto st = Time(static_cast<int>(reps), [&]() -> Status {
         for (int64_t i = 0; i < tg; ++i) {
           model::Batch b;
           b.Add(ids[i], depth + static_cast<int32_t>(i), 0, true);
-          RETURN_IF_ERROR(m.Forward(b, kv->get(), &logits, opts));
+          RETURN_IF_ERROR(m.Forward(b, ctx_kv->get(), &logits, opts));
         }
         return OkStatus();
       }, [&](int r) {
-        (*kv)->Truncate(0, depth);
+        (*ctx_kv)->Truncate(0, depth);
         return probe_before(r);
       });
       if (!st.ok()) return Fail(st.status());

@@ -32,38 +32,6 @@ static inline __m256 Load8(const uint16_t* p) {
 static inline float Scalar(float x) { return x; }
 static inline float Scalar(uint16_t h) { return Fp16(h); }
 
-// R query rows (q + r * qs) against one key row k.
-template <int R, typename K>
-static inline void DotRows(const float* q, int64_t qs, const K* k, int64_t n,
-                           float scale, float* out, int64_t os) {
-  __m256 a0[R], a1[R];
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) a0[r] = a1[r] = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m256 k0 = Load8(k + i), k1 = Load8(k + i + 8);
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-      a0[r] = _mm256_fmadd_ps(_mm256_loadu_ps(q + r * qs + i), k0, a0[r]);
-      a1[r] = _mm256_fmadd_ps(_mm256_loadu_ps(q + r * qs + i + 8), k1, a1[r]);
-    }
-  }
-  if (i + 8 <= n) {
-    const __m256 k0 = Load8(k + i);
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-      a0[r] = _mm256_fmadd_ps(_mm256_loadu_ps(q + r * qs + i), k0, a0[r]);
-    }
-    i += 8;
-  }
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-    float s = HsumPs(_mm256_add_ps(a0[r], a1[r]));
-    for (int64_t j = i; j < n; ++j) s += q[r * qs + j] * Scalar(k[j]);
-    out[r * os] = s * scale;
-  }
-}
-
 // Lane p = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) of a[p]: the
 // same sum for every lane, whichever position it holds.
 static inline __m256 Reduce8(const __m256* a) {
@@ -94,27 +62,19 @@ static inline __m256 Dot8(const float* q, const K* const* k, int64_t n8) {
 // several query rows share them (half to float is exact, so the arithmetic
 // is unchanged).
 constexpr int64_t kTileMaxDim = 512;
-// Positions between the block of 8 the score kernel reads and the one it
-// prefetches (about a memory latency of work).
-constexpr int64_t kScoresAhead = 64;
 
 // 8 positions at a time (a short last block repeats its last row and
 // drops the extra lanes); each query row against the block's rows, which
-// stay in L1 across the rows. The next blocks' rows are prefetched.
+// stay in L1 across the rows. The caller prefetches the rows
+// (model/attention.cc, which knows the cache's layout).
 template <typename K>
 void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
             int64_t np, int64_t n, float scale, float* out, int64_t os) {
   const int64_t n8 = n & ~int64_t{7};
-  const int64_t row_bytes = n * static_cast<int64_t>(sizeof(K));
   alignas(32) float tile[8 * kTileMaxDim];
   const bool use_tile = !std::is_same_v<K, float> && nr > 1 && n <= kTileMaxDim;
   for (int64_t p0 = 0; p0 < np; p0 += 8) {
     const int64_t pn = std::min<int64_t>(8, np - p0);
-    for (int64_t p = p0 + kScoresAhead; p < std::min(np, p0 + kScoresAhead + 8); ++p) {
-      for (int64_t b = 0; b < row_bytes; b += 64) {
-        _mm_prefetch(static_cast<const char*>(rows[p]) + b, _MM_HINT_T0);
-      }
-    }
     const K* k[8];
     for (int p = 0; p < 8; ++p)
       k[p] = static_cast<const K*>(rows[p0 + std::min<int64_t>(p, pn - 1)]);
@@ -149,13 +109,9 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
 
 // y_r[i .. i + 8V) += sum over p of alpha_r[p] * rows[p][i .. i + 8V), for
 // R rows, accumulating in registers over the np positions.
-// Also prefetches elements i .. i + 8V of pf[p] for p < n_pf: the value
-// rows are read a few cache lines per row at a time, many short streams
-// the hardware prefetchers do not follow, so each pass fetches its part of
-// a block of positions a memory latency ahead.
 template <int R, int V, typename K>
-static inline void WsumBlock(const void* const* rows, int64_t np, const void* const* pf,
-                             int64_t n_pf, const float* alpha, int64_t as, int64_t i,
+static inline void WsumBlock(const void* const* rows, int64_t np,
+                             const float* alpha, int64_t as, int64_t i,
                              float* y, int64_t ys) {
   __m256 acc[R][V];
 #pragma GCC unroll 4
@@ -165,10 +121,6 @@ static inline void WsumBlock(const void* const* rows, int64_t np, const void* co
   }
   for (int64_t p = 0; p < np; ++p) {
     const K* x = static_cast<const K*>(rows[p]) + i;
-    if (p < n_pf) {
-      _mm_prefetch(reinterpret_cast<const char*>(static_cast<const K*>(pf[p]) + i),
-                   _MM_HINT_T0);
-    }
     __m256 xv[V];
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) xv[v] = Load8(x + 8 * v);
@@ -187,13 +139,13 @@ static inline void WsumBlock(const void* const* rows, int64_t np, const void* co
 }
 
 template <int R, typename K>
-static inline void WsumRows(const void* const* rows, int64_t np, const void* const* pf,
-                            int64_t n_pf, const float* alpha, int64_t as, int64_t n,
+static inline void WsumRows(const void* const* rows, int64_t np,
+                            const float* alpha, int64_t as, int64_t n,
                             float* y, int64_t ys) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) WsumBlock<R, 2, K>(rows, np, pf, n_pf, alpha, as, i, y, ys);
+  for (; i + 16 <= n; i += 16) WsumBlock<R, 2, K>(rows, np, alpha, as, i, y, ys);
   if (i + 8 <= n) {
-    WsumBlock<R, 1, K>(rows, np, pf, n_pf, alpha, as, i, y, ys);
+    WsumBlock<R, 1, K>(rows, np, alpha, as, i, y, ys);
     i += 8;
   }
   for (int r = 0; r < R; ++r) {
@@ -209,24 +161,34 @@ template <typename K>
 void Wsum(const void* const* rows, int64_t np, const float* alpha, int64_t as, int nr,
           int64_t n, float* y, int64_t ys) {
   WsumBlocks(rows, np, alpha, as, nr, y, ys,
-             [&]<int R>(const void* const* rs, int64_t pn, const void* const* pf, int64_t n_pf,
-                        const float* a, float* yr) {
-               WsumRows<R, K>(rs, pn, pf, n_pf, a, as, n, yr, ys);
+             [&]<int R>(const void* const* rs, int64_t pn, const float* a, float* yr) {
+               WsumRows<R, K>(rs, pn, a, as, n, yr, ys);
              });
 }
 
-// The one-row kernels (scale 1 is exact).
+// The one-row dot: two accumulators over 16-element steps, one 8-element
+// step into the first, HsumPs of their sum, the scalar tail.
 template <typename K>
 float Dot(const float* a, const K* b, int64_t n) {
-  float s;
-  DotRows<1>(a, 0, b, n, 1.0f, &s, 0);
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), Load8(b + i), a0);
+    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), Load8(b + i + 8), a1);
+  }
+  if (i + 8 <= n) {
+    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), Load8(b + i), a0);
+    i += 8;
+  }
+  float s = HsumPs(_mm256_add_ps(a0, a1));
+  for (; i < n; ++i) s += a[i] * Scalar(b[i]);
   return s;
 }
 
 template <typename K>
 void Axpy(float alpha, const K* x, float* y, int64_t n) {
   const void* row = x;
-  WsumRows<1, K>(&row, 1, nullptr, 0, &alpha, 0, n, y, 0);
+  WsumRows<1, K>(&row, 1, &alpha, 0, n, y, 0);
 }
 
 }  // namespace

@@ -92,28 +92,19 @@ template <typename K>
 // Score rows of at most this many elements go through a float tile when
 // several query rows share them (half to float is exact).
 constexpr int64_t kTileMaxDim = 512;
-// Positions between the block the score kernel reads and the one it
-// prefetches.
-constexpr int64_t kScoresAhead = 64;
 
 // 16 positions at a time (a short last block repeats its last row and
 // drops the extra lanes); each query row against the block's rows, which
-// stay in L1 across the rows.
+// stay in L1 across the rows. The caller prefetches the rows.
 template <typename K>
 void Scores(const float* q, int64_t qs, int nr, const void* const* rows, int64_t np,
             int64_t n, float scale, float* out, int64_t os) {
-  const int64_t row_bytes = n * static_cast<int64_t>(sizeof(K));
   const int64_t n16 = (n + 15) & ~int64_t{15};
   alignas(64) float tile[16 * kTileMaxDim];
   const bool use_tile = !std::is_same_v<K, float> && nr > 1 && n16 <= kTileMaxDim;
   const __m512 vscale = _mm512_set1_ps(scale);
   for (int64_t p0 = 0; p0 < np; p0 += 16) {
     const int64_t pn = std::min<int64_t>(16, np - p0);
-    for (int64_t p = p0 + kScoresAhead; p < std::min(np, p0 + kScoresAhead + 16); ++p) {
-      for (int64_t b = 0; b < row_bytes; b += 64) {
-        _mm_prefetch(static_cast<const char*>(rows[p]) + b, _MM_HINT_T0);
-      }
-    }
     const K* k[16];
     for (int p = 0; p < 16; ++p) {
       k[p] = static_cast<const K*>(rows[p0 + std::min<int64_t>(p, pn - 1)]);
@@ -143,11 +134,10 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows, int64_t
 
 // y_r[i .. i + 16V) += sum over p of alpha_r[p] * rows[p][i .. i + 16V)
 // (the lanes of the last vector limited to `m`), for R rows, accumulating
-// in registers over the np positions; prefetches the same elements of
-// pf[p] for p < n_pf.
+// in registers over the np positions.
 template <int R, int V, typename K>
-static inline void WsumBlock(const void* const* rows, int64_t np, const void* const* pf,
-                             int64_t n_pf, const float* alpha, int64_t as, int64_t i,
+static inline void WsumBlock(const void* const* rows, int64_t np,
+                             const float* alpha, int64_t as, int64_t i,
                              __mmask16 m, float* y, int64_t ys) {
   __m512 acc[R][V];
 #pragma GCC unroll 4
@@ -159,10 +149,6 @@ static inline void WsumBlock(const void* const* rows, int64_t np, const void* co
   }
   for (int64_t p = 0; p < np; ++p) {
     const K* x = static_cast<const K*>(rows[p]) + i;
-    if (p < n_pf) {
-      _mm_prefetch(reinterpret_cast<const char*>(static_cast<const K*>(pf[p]) + i),
-                   _MM_HINT_T0);
-    }
     __m512 xv[V];
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) xv[v] = Load16(x + 16 * v, v == V - 1 ? m : 0xFFFF);
@@ -183,26 +169,25 @@ static inline void WsumBlock(const void* const* rows, int64_t np, const void* co
 }
 
 template <int R, typename K>
-static inline void WsumRows(const void* const* rows, int64_t np, const void* const* pf,
-                            int64_t n_pf, const float* alpha, int64_t as, int64_t n,
+static inline void WsumRows(const void* const* rows, int64_t np,
+                            const float* alpha, int64_t as, int64_t n,
                             float* y, int64_t ys) {
   int64_t i = 0;
   for (; i + 64 <= n; i += 64) {
-    WsumBlock<R, 4, K>(rows, np, pf, n_pf, alpha, as, i, 0xFFFF, y, ys);
+    WsumBlock<R, 4, K>(rows, np, alpha, as, i, 0xFFFF, y, ys);
   }
   for (; i + 16 <= n; i += 16) {
-    WsumBlock<R, 1, K>(rows, np, pf, n_pf, alpha, as, i, 0xFFFF, y, ys);
+    WsumBlock<R, 1, K>(rows, np, alpha, as, i, 0xFFFF, y, ys);
   }
-  if (i < n) WsumBlock<R, 1, K>(rows, np, pf, n_pf, alpha, as, i, TailMask(n - i), y, ys);
+  if (i < n) WsumBlock<R, 1, K>(rows, np, alpha, as, i, TailMask(n - i), y, ys);
 }
 
 template <typename K>
 void Wsum(const void* const* rows, int64_t np, const float* alpha, int64_t as, int nr,
           int64_t n, float* y, int64_t ys) {
   WsumBlocks(rows, np, alpha, as, nr, y, ys,
-             [&]<int R>(const void* const* rs, int64_t pn, const void* const* pf, int64_t n_pf,
-                        const float* a, float* yr) {
-               WsumRows<R, K>(rs, pn, pf, n_pf, a, as, n, yr, ys);
+             [&]<int R>(const void* const* rs, int64_t pn, const float* a, float* yr) {
+               WsumRows<R, K>(rs, pn, a, as, n, yr, ys);
              });
 }
 

@@ -9,6 +9,8 @@
 #include "kernels/x8_internal.h"
 #include "tensor/blocks.h"
 #include "tensor/half.h"
+#include "tensor/quant.h"
+#include "util/check.h"
 
 namespace weft::kernels {
 namespace {
@@ -381,11 +383,11 @@ uint64_t ReadBytes(const void* p, size_t n) {
   return acc;
 }
 
+// The reference dequantizer (tensor/quant.h), which cannot fail on whole
+// Q8_0 blocks.
 void Q8_0ToF32(const void* blocks, int64_t n, float* y) {
-  const BlockQ8_0* b = static_cast<const BlockQ8_0*>(blocks);
-  for (int64_t i = 0; i < n; ++i) {
-    y[i] = Fp16ToFp32(b[i / kQK8_0].d) * static_cast<float>(b[i / kQK8_0].qs[i % kQK8_0]);
-  }
+  const Status s = DequantizeRow(GgmlType::kQ8_0, blocks, y, n);
+  CHECK(s.ok()) << s.ToString();
 }
 
 void F32ToF16(const float* x, uint16_t* y, int64_t n) {

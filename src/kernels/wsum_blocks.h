@@ -2,8 +2,7 @@
 // by avx2_attention.cc and avx512_attention.cc: blocks of kWsumPosBlock
 // positions (their value rows stay in L1 while every row group and column
 // block goes over them), each block handed to groups of 4, 3, 2 and 1 query
-// rows; the first group of a block prefetches the rows kWsumPrefetchBlocks
-// blocks ahead (a memory latency of work).
+// rows. The caller prefetches the rows (model/attention.cc).
 //
 // Header-only and ISA-neutral: each ISA's file instantiates it with its own
 // row kernel.
@@ -15,23 +14,17 @@
 namespace weft::kernels {
 
 inline constexpr int64_t kWsumPosBlock = 16;
-inline constexpr int64_t kWsumPrefetchBlocks = 4;
 
-// For each block p0 and group of R rows starting at r:
-//   rows_fn.template operator()<R>(rows + p0, pn, pf, n_pf, alpha + p0 + r * as, y + r * ys)
-// with pf / n_pf the rows to prefetch (n_pf 0 but for the first group).
+// For each block p0 (pn positions) and group of R rows starting at r:
+//   rows_fn.template operator()<R>(rows + p0, pn, alpha + p0 + r * as, y + r * ys)
 template <typename RowsFn>
 static inline void WsumBlocks(const void* const* rows, int64_t np, const float* alpha,
                               int64_t as, int nr, float* y, int64_t ys, RowsFn&& rows_fn) {
   for (int64_t p0 = 0; p0 < np; p0 += kWsumPosBlock) {
     const int64_t pn = std::min(kWsumPosBlock, np - p0);
-    const int64_t ahead = p0 + kWsumPrefetchBlocks * kWsumPosBlock;
-    const int64_t n_pf = std::clamp<int64_t>(np - ahead, 0, kWsumPosBlock);
-    const void* const* pf = rows + std::min(ahead, np);
     int r = 0;
     auto run = [&]<int R>() {
-      rows_fn.template operator()<R>(rows + p0, pn, pf, r == 0 ? n_pf : 0, alpha + p0 + r * as,
-                                     y + r * ys);
+      rows_fn.template operator()<R>(rows + p0, pn, alpha + p0 + r * as, y + r * ys);
       r += R;
     };
     while (r + 4 <= nr) run.template operator()<4>();

@@ -177,10 +177,13 @@ int64_t SliceAttention::Plan(int n_threads) {
       runs.emplace_back(t, t + 1);
     }
   }
+  // Context slices of the keys a run reads, FirstVisible(its first
+  // position) .. its last position.
+  auto slices = [&](int64_t t0, int64_t t1) {
+    return batch_.positions[t1 - 1] / kSlice - FirstVisible(batch_.positions[t0]) / kSlice + 1;
+  };
   int64_t run_slices = 0;  // (run, context slice) pairs
-  for (const auto& [t0, t1] : runs) {
-    run_slices += batch_.positions[t1 - 1] / kSlice - FirstVisible(batch_.positions[t0]) / kSlice + 1;
-  }
+  for (const auto& [t0, t1] : runs) run_slices += slices(t0, t1);
   // Kv heads per group, then query heads per kv head: all of them unless
   // that leaves threads idle.
   const int64_t kv_parts =
@@ -208,7 +211,7 @@ int64_t SliceAttention::Plan(int n_threads) {
         g.lo = FirstVisible(batch_.positions[t0]);
         g.hi = batch_.positions[t1 - 1];
         g.first_slice = g.lo / kSlice;
-        g.n_slices = g.hi / kSlice - g.first_slice + 1;
+        g.n_slices = slices(t0, t1);
         g.part = n_parts;
         n_parts += (g.k1 - g.k0) * (t1 - t0) * g.gn * g.n_slices * stride_;
         for (int64_t sl = 0; sl < g.n_slices; ++sl) {
@@ -253,30 +256,36 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   // Blocks of kTileRows positions, every kv head of a block before the
   // next block: the cached rows (all heads of a position side by side) are
   // read in order, each once, whole rows prefetched kAhead positions ahead.
+  // call(kvh, b, n, rows): rows = kv head kvh's part of positions b .. b+n
+  // of the slice, as HeadRows gives them.
   constexpr int64_t kAhead = 3 * kTileRows;
-  const void* rows[kTileRows];
-  const uint8_t* base[kTileRows];
-  auto block = [&](bool key, int64_t b, int64_t n) {
+  auto each_block = [&](bool key, auto&& call) {
     const int64_t row_bytes = KvRowBytes(type_, key ? c_.k_dim() : c_.v_dim());
-    for (int64_t j = 0; j < n; ++j) {
-      const int32_t p = j0 + static_cast<int32_t>(b + j);
-      base[j] = key ? cache_.KeyData(layer_, seq, p) : cache_.ValueData(layer_, seq, p);
-      const int32_t ahead = p + static_cast<int32_t>(kAhead);
-      if (ahead >= j1) continue;
-      const uint8_t* r = key ? cache_.KeyData(layer_, seq, ahead) : cache_.ValueData(layer_, seq, ahead);
-      for (int64_t off = 0; off < row_bytes; off += 64) __builtin_prefetch(r + off, 0, 3);
+    auto data = [&](int32_t p) {
+      return key ? cache_.KeyData(layer_, seq, p) : cache_.ValueData(layer_, seq, p);
+    };
+    const void* rows[kTileRows];
+    const uint8_t* base[kTileRows];
+    for (int64_t b = 0; b < span; b += kTileRows) {
+      const int64_t n = std::min(kTileRows, span - b);
+      for (int64_t j = 0; j < n; ++j) {
+        const int32_t p = j0 + static_cast<int32_t>(b + j);
+        base[j] = data(p);
+        if (p + kAhead >= j1) continue;
+        const uint8_t* ahead = data(p + static_cast<int32_t>(kAhead));
+        for (int64_t off = 0; off < row_bytes; off += 64) __builtin_prefetch(ahead + off, 0, 3);
+      }
+      for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
+        HeadRows(base, n, kvh, key ? hd_ : hdv_, sc.tile, rows);
+        call(kvh, b, n, rows);
+      }
     }
   };
-  for (int64_t b = 0; b < span; b += kTileRows) {
-    const int64_t n = std::min(kTileRows, span - b);
-    block(true, b, n);
-    for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-      HeadRows(base, n, kvh, hd_, sc.tile, rows);
-      (type_ == KvType::kF16 ? kt_.scores_f16 : kt_.scores_f32)(
-          sc.q + (kvh - g.k0) * nr * hd_, hd_, static_cast<int>(nr), rows, n, hd_, c_.attn_scale,
-          sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice);
-    }
-  }
+  each_block(true, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows) {
+    (type_ == KvType::kF16 ? kt_.scores_f16 : kt_.scores_f32)(
+        sc.q + (kvh - g.k0) * nr * hd_, hd_, static_cast<int>(nr), rows, n, hd_, c_.attn_scale,
+        sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice);
+  });
   for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
     for (int64_t r = 0; r < nr; ++r) {
       SoftmaxRow(pos0 + static_cast<int32_t>(r / nh), j0, j1,
@@ -284,16 +293,11 @@ void SliceAttention::RunTask(int64_t job, int thread) {
                  part(kvh) + r * row_stride + sl * stride_);
     }
   }
-  for (int64_t b = 0; b < span; b += kTileRows) {
-    const int64_t n = std::min(kTileRows, span - b);
-    block(false, b, n);
-    for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-      HeadRows(base, n, kvh, hdv_, sc.tile, rows);
-      (type_ == KvType::kF16 ? kt_.wsum_f16 : kt_.wsum_f32)(
-          rows, n, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice, static_cast<int>(nr), hdv_,
-          part(kvh) + sl * stride_ + 2, row_stride);
-    }
-  }
+  each_block(false, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows) {
+    (type_ == KvType::kF16 ? kt_.wsum_f16 : kt_.wsum_f32)(
+        rows, n, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice, static_cast<int>(nr), hdv_,
+        part(kvh) + sl * stride_ + 2, row_stride);
+  });
   // The group's last task merges its rows' partials.
   if (b_.pending[gi].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {

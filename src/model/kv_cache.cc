@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <new>
 #include <string>
 
 #include "kernels/isa.h"

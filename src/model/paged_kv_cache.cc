@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <new>
 
 #include "util/check.h"
 #include "util/large_alloc.h"
