@@ -36,7 +36,7 @@ if grep -qw amx_tile /proc/cpuinfo 2> /dev/null; then
 fi
 BIN="$SRC/$BUILD/bin"
 
-if [[ ! -x "$BIN/llama-bench" || ! -x "$BIN/llama-server" ]]; then
+if [[ ! -x "$BIN/llama-bench" || ! -x "$BIN/llama-server" || ! -x "$BIN/llama-quantize" ]]; then
   if [[ ! -d "$SRC" ]]; then
     python3 -m pip download --quiet --no-deps --no-binary :all: \
       "llama-cpp-python==$VERSION" -d "$DIR" >&2
@@ -47,6 +47,6 @@ if [[ ! -x "$BIN/llama-bench" || ! -x "$BIN/llama-server" ]]; then
   cmake -S "$SRC" -B "$SRC/$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     "${ISA_FLAGS[@]}" -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >&2
-  cmake --build "$SRC/$BUILD" --target llama-bench llama-server >&2
+  cmake --build "$SRC/$BUILD" --target llama-bench llama-server llama-quantize >&2
 fi
 echo "$BIN"

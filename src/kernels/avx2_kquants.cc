@@ -1,4 +1,4 @@
-// AVX2 matmul kernels for the K-quants (Q4_K, Q5_K, Q6_K) against Q8_K
+// AVX2 matmul kernels for the K-quants (Q2_K .. Q6_K) against Q8_K
 // activations. Sub-block scales are applied in integer arithmetic
 // (maddubs -> madd with the 6/8-bit scale), so one float conversion per
 // 256-element super-block and activation row is all the float work. Each
@@ -151,6 +151,117 @@ void DotQ6KN(int64_t k, const void* w, const void* xq, size_t stride, float* out
   for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]);
 }
 
+// The 16 group scales of a Q2_K / Q3_K super-block as int16 (groups 0..7
+// in the low lane, 8..15 in the high), half n's eight in both lanes.
+static inline __m256i HalfScales(__m256i sc16, int n) {
+  return n == 0 ? _mm256_permute4x64_epi64(sc16, 0x44) : _mm256_permute4x64_epi64(sc16, 0xee);
+}
+
+// From HalfScales: group 2j's scale in the low lane, 2j + 1's in the high
+// (the groups of 32 codes at shift 2j of a half).
+static inline __m256i PairScale(__m256i half_sc, int j) {
+  return _mm256_shuffle_epi8(
+      half_sc, _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(0x0100 + 0x0202 * (2 * j + 1))),
+                                _mm_set1_epi16(static_cast<int16_t>(0x0100 + 0x0202 * (2 * j)))));
+}
+
+// Q2_K: 16 groups of 16 2-bit codes, x = d * (sc & 15) * q - dmin * (sc >> 4);
+// the mins against the activation's 16-sums, as for Q4_K.
+template <int NC>
+void DotQ2KN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
+  const int64_t nb = k / kQK_K;
+  const BlockQ2_K* wb = static_cast<const BlockQ2_K*>(w);
+  const BlockQ8_K* a[NC];
+  __m256 acc[NC], accm[NC];
+  for (int c = 0; c < NC; ++c) {
+    a[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + c * stride);
+    acc[c] = accm[c] = _mm256_setzero_ps();
+  }
+  const __m256i m3 = _mm256_set1_epi8(3);
+  const __m128i m15 = _mm_set1_epi8(0x0f);
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wb[b].scales));
+    const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(sc8, m15));
+    const __m256i m16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4), m15));
+    __m256i isum[NC];
+    for (int c = 0; c < NC; ++c) isum[c] = _mm256_setzero_si256();
+    for (int n = 0; n < 2; ++n) {
+      const __m256i half_sc = HalfScales(sc16, n);
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb[b].qs + 32 * n));
+      for (int j = 0; j < 4; ++j) {
+        const __m256i qj = _mm256_and_si256(_mm256_srli_epi16(q, 2 * j), m3);
+        const __m256i s = PairScale(half_sc, j);
+        for (int c = 0; c < NC; ++c) {
+          const __m256i av = _mm256_loadu_si256(
+              reinterpret_cast<const __m256i*>(a[c][b].qs + 128 * n + 32 * j));
+          isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(_mm256_maddubs_epi16(qj, av), s));
+        }
+      }
+    }
+    const float d = Fp16(wb[b].d), dmin = Fp16(wb[b].dmin);
+    for (int c = 0; c < NC; ++c) {
+      const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[c][b].bsums));
+      const __m256i msum = _mm256_madd_epi16(bs, m16);
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * a[c][b].d), acc[c]);
+      accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(dmin * a[c][b].d), accm[c]);
+    }
+  }
+  for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]) - HsumPs(accm[c]);
+}
+
+// Q3_K: 16 groups of 16, x = d * (sc - 32) * (q2 - 4 * !hbit), the high bit
+// of element 128n + 32j + l at bit 4n + j of hmask[l]. maddubs takes the
+// unsigned q2 and the 4 where the bit is clear, and the two are subtracted.
+template <int NC>
+void DotQ3KN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
+  const int64_t nb = k / kQK_K;
+  const BlockQ3_K* wb = static_cast<const BlockQ3_K*>(w);
+  const BlockQ8_K* a[NC];
+  __m256 acc[NC];
+  for (int c = 0; c < NC; ++c) {
+    a[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + c * stride);
+    acc[c] = _mm256_setzero_ps();
+  }
+  const __m256i m3 = _mm256_set1_epi8(3);
+  const __m256i four = _mm256_set1_epi8(4);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* packed = wb[b].scales;
+    alignas(32) int16_t sc[16];
+    for (int g = 0; g < 16; ++g) {
+      const int lo = g < 8 ? (packed[g] & 0x0f) : (packed[g - 8] >> 4);
+      const int hi = (packed[8 + g % 4] >> (2 * (g / 4))) & 3;
+      sc[g] = static_cast<int16_t>((lo | (hi << 4)) - 32);
+    }
+    const __m256i sc16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc));
+    const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb[b].hmask));
+    __m256i isum[NC];
+    for (int c = 0; c < NC; ++c) isum[c] = _mm256_setzero_si256();
+    for (int n = 0; n < 2; ++n) {
+      const __m256i half_sc = HalfScales(sc16, n);
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb[b].qs + 32 * n));
+      for (int j = 0; j < 4; ++j) {
+        const __m256i q2 = _mm256_and_si256(_mm256_srli_epi16(q, 2 * j), m3);
+        const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << (4 * n + j)));
+        const __m256i clear = _mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), _mm256_setzero_si256());
+        const __m256i q3h = _mm256_and_si256(clear, four);
+        const __m256i s = PairScale(half_sc, j);
+        for (int c = 0; c < NC; ++c) {
+          const __m256i av = _mm256_loadu_si256(
+              reinterpret_cast<const __m256i*>(a[c][b].qs + 128 * n + 32 * j));
+          const __m256i p =
+              _mm256_sub_epi16(_mm256_maddubs_epi16(q2, av), _mm256_maddubs_epi16(q3h, av));
+          isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(p, s));
+        }
+      }
+    }
+    const float d = Fp16(wb[b].d);
+    for (int c = 0; c < NC; ++c) {
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * a[c][b].d), acc[c]);
+    }
+  }
+  for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]);
+}
+
 // Q8_K activations, computed exactly as the scalar twin.
 void QuantizeQ8K(const float* x, void* xq, int64_t k) {
   BlockQ8_K* out = static_cast<BlockQ8_K*>(xq);
@@ -166,39 +277,60 @@ void QuantizeQ8K(const float* x, void* xq, int64_t k) {
   }
 }
 
-void DotQ4K(int64_t k, const void* w, const void* xq, size_t s, int nc, float* out) {
+// The DotFn of kernel K<NC> for nc = 1 .. kMaxDotCols activation rows.
+template <template <int> class K>
+void DotNc(int64_t k, const void* w, const void* xq, size_t s, int nc, float* out) {
   switch (nc) {
-    case 1: DotQ45KN<1, false>(k, w, xq, s, out); break;
-    case 2: DotQ45KN<2, false>(k, w, xq, s, out); break;
-    case 3: DotQ45KN<3, false>(k, w, xq, s, out); break;
-    default: DotQ45KN<4, false>(k, w, xq, s, out); break;
+    case 1: K<1>::Run(k, w, xq, s, out); break;
+    case 2: K<2>::Run(k, w, xq, s, out); break;
+    case 3: K<3>::Run(k, w, xq, s, out); break;
+    default: K<4>::Run(k, w, xq, s, out); break;
   }
 }
 
-void DotQ5K(int64_t k, const void* w, const void* xq, size_t s, int nc, float* out) {
-  switch (nc) {
-    case 1: DotQ45KN<1, true>(k, w, xq, s, out); break;
-    case 2: DotQ45KN<2, true>(k, w, xq, s, out); break;
-    case 3: DotQ45KN<3, true>(k, w, xq, s, out); break;
-    default: DotQ45KN<4, true>(k, w, xq, s, out); break;
+template <int NC>
+struct Q2K {
+  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
+    DotQ2KN<NC>(k, w, x, s, o);
   }
-}
+};
+template <int NC>
+struct Q3K {
+  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
+    DotQ3KN<NC>(k, w, x, s, o);
+  }
+};
 
-void DotQ6K(int64_t k, const void* w, const void* xq, size_t s, int nc, float* out) {
-  switch (nc) {
-    case 1: DotQ6KN<1>(k, w, xq, s, out); break;
-    case 2: DotQ6KN<2>(k, w, xq, s, out); break;
-    case 3: DotQ6KN<3>(k, w, xq, s, out); break;
-    default: DotQ6KN<4>(k, w, xq, s, out); break;
+template <int NC>
+struct Q4K {
+  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
+    DotQ45KN<NC, false>(k, w, x, s, o);
   }
-}
+};
+template <int NC>
+struct Q5K {
+  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
+    DotQ45KN<NC, true>(k, w, x, s, o);
+  }
+};
+template <int NC>
+struct Q6K {
+  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
+    DotQ6KN<NC>(k, w, x, s, o);
+  }
+};
 
 }  // namespace
 
 void FillKQuants(KernelTable* t) {
-  t->matmul[static_cast<int>(WeightFormat::kQ4_K)] = MatMulKernel{ActFormat::kQ8K, QuantizeQ8K, DotQ4K};
-  t->matmul[static_cast<int>(WeightFormat::kQ5_K)] = MatMulKernel{ActFormat::kQ8K, QuantizeQ8K, DotQ5K};
-  t->matmul[static_cast<int>(WeightFormat::kQ6_K)] = MatMulKernel{ActFormat::kQ8K, QuantizeQ8K, DotQ6K};
+  auto set = [t](WeightFormat f, DotFn dot) {
+    t->matmul[static_cast<int>(f)] = MatMulKernel{ActFormat::kQ8K, QuantizeQ8K, dot};
+  };
+  set(WeightFormat::kQ2_K, DotNc<Q2K>);
+  set(WeightFormat::kQ3_K, DotNc<Q3K>);
+  set(WeightFormat::kQ4_K, DotNc<Q4K>);
+  set(WeightFormat::kQ5_K, DotNc<Q5K>);
+  set(WeightFormat::kQ6_K, DotNc<Q6K>);
 }
 
 }  // namespace weft::kernels::avx2

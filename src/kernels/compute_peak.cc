@@ -63,7 +63,7 @@ ComputePeaks MeasureComputePeaks(ThreadPool* pool, double seconds,
 }
 
 PeakKind PeakKindOf(GgmlType type) {
-  // Types without MatMul kernels (Q2_K, Q3_K, ...) are multiplied by the
+  // Types without MatMul kernels (e.g. Q8_1) are multiplied by the
   // model's fallback: rows decoded to float, then float dots.
   if (!MatMulSupports(type)) return PeakKind::kF32Fma;
   switch (ToWeightFormat(type)) {
@@ -79,6 +79,8 @@ PeakKind PeakKindOf(GgmlType type) {
     case WeightFormat::kQ4_1:
     case WeightFormat::kQ5_0:
     case WeightFormat::kQ5_1:
+    case WeightFormat::kQ2_K:
+    case WeightFormat::kQ3_K:
     case WeightFormat::kQ4_K:
     case WeightFormat::kQ5_K:
     case WeightFormat::kQ6_K:

@@ -43,6 +43,8 @@ enum class WeightFormat : int {
   kQ5_1,
   kIQ4_NL,
   kIQ4_XS,
+  kQ2_K,
+  kQ3_K,
   kCount,
 };
 inline constexpr int kNumWeightFormats = static_cast<int>(WeightFormat::kCount);

@@ -33,6 +33,8 @@ bool MatMulSupports(GgmlType type) {
     case GgmlType::kQ8_0:
     case GgmlType::kIQ4_NL:
     case GgmlType::kIQ4_XS:
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K:
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
     case GgmlType::kQ6_K:
@@ -54,6 +56,8 @@ WeightFormat ToWeightFormat(GgmlType type) {
     case GgmlType::kIQ4_NL: return WeightFormat::kIQ4_NL;
     case GgmlType::kIQ4_XS: return WeightFormat::kIQ4_XS;
     case GgmlType::kQ8_0: return WeightFormat::kQ8_0;
+    case GgmlType::kQ2_K: return WeightFormat::kQ2_K;
+    case GgmlType::kQ3_K: return WeightFormat::kQ3_K;
     case GgmlType::kQ4_K: return WeightFormat::kQ4_K;
     case GgmlType::kQ5_K: return WeightFormat::kQ5_K;
     case GgmlType::kQ6_K: return WeightFormat::kQ6_K;

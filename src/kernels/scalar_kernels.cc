@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/kernel_table.h"
+#include "kernels/scalar_internal.h"
 #include "kernels/x8_internal.h"
 #include "tensor/blocks.h"
 #include "tensor/half.h"
@@ -211,88 +212,6 @@ float DotQ8_0(int64_t k, const void* w, const void* x) {
   return s;
 }
 
-// Q4_K and Q5_K (qh null for Q4_K): x = d*sc*q - dmin*m per 32-group.
-float DotQ45K(const uint8_t* scales, const uint8_t* qs, const uint8_t* qh,
-              float d, float dmin, const BlockQ8_K& a) {
-  int sumi = 0, summ = 0;
-  for (int j = 0; j < 4; ++j) {
-    uint8_t sc0, m0, sc1, m1;
-    ScaleMinK4(2 * j, scales, &sc0, &m0);
-    ScaleMinK4(2 * j + 1, scales, &sc1, &m1);
-    int s0 = 0, s1 = 0;
-    for (int l = 0; l < 32; ++l) {
-      int q0 = qs[32 * j + l] & 0x0f, q1 = qs[32 * j + l] >> 4;
-      if (qh != nullptr) {
-        q0 |= ((qh[l] >> (2 * j)) & 1) << 4;
-        q1 |= ((qh[l] >> (2 * j + 1)) & 1) << 4;
-      }
-      s0 += q0 * a.qs[64 * j + l];
-      s1 += q1 * a.qs[64 * j + 32 + l];
-    }
-    sumi += sc0 * s0 + sc1 * s1;
-    summ += m0 * (a.bsums[4 * j] + a.bsums[4 * j + 1]) +
-            m1 * (a.bsums[4 * j + 2] + a.bsums[4 * j + 3]);
-  }
-  return a.d * (d * static_cast<float>(sumi) - dmin * static_cast<float>(summ));
-}
-
-float DotQ4_K(int64_t k, const void* w, const void* x) {
-  const BlockQ4_K* wb = static_cast<const BlockQ4_K*>(w);
-  const BlockQ8_K* a = static_cast<const BlockQ8_K*>(x);
-  float s = 0;
-  for (int64_t b = 0; b < k / kQK_K; ++b) {
-    s += DotQ45K(wb[b].scales, wb[b].qs, nullptr, Fp16ToFp32(wb[b].d),
-                 Fp16ToFp32(wb[b].dmin), a[b]);
-  }
-  return s;
-}
-
-float DotQ5_K(int64_t k, const void* w, const void* x) {
-  const BlockQ5_K* wb = static_cast<const BlockQ5_K*>(w);
-  const BlockQ8_K* a = static_cast<const BlockQ8_K*>(x);
-  float s = 0;
-  for (int64_t b = 0; b < k / kQK_K; ++b) {
-    s += DotQ45K(wb[b].scales, wb[b].qs, wb[b].qh, Fp16ToFp32(wb[b].d),
-                 Fp16ToFp32(wb[b].dmin), a[b]);
-  }
-  return s;
-}
-
-float DotQ6_K(int64_t k, const void* w, const void* x) {
-  const BlockQ6_K* wb = static_cast<const BlockQ6_K*>(w);
-  const BlockQ8_K* a = static_cast<const BlockQ8_K*>(x);
-  float s = 0;
-  for (int64_t b = 0; b < k / kQK_K; ++b) {
-    int q6[kQK_K];
-    const uint8_t* ql = wb[b].ql;
-    const uint8_t* qh = wb[b].qh;
-    for (int n = 0; n < kQK_K; n += 128, ql += 64, qh += 32) {
-      for (int l = 0; l < 32; ++l) {
-        q6[n + l] = (ql[l] & 0x0f) | (((qh[l] >> 0) & 3) << 4);
-        q6[n + l + 32] = (ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4);
-        q6[n + l + 64] = (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4);
-        q6[n + l + 96] = (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4);
-      }
-    }
-    int sumi = 0;
-    for (int g = 0; g < 16; ++g) {
-      int sg = 0;
-      for (int l = 0; l < 16; ++l) sg += q6[16 * g + l] * a[b].qs[16 * g + l];
-      sumi += wb[b].scales[g] * (sg - 32 * a[b].bsums[g]);
-    }
-    s += Fp16ToFp32(wb[b].d) * a[b].d * static_cast<float>(sumi);
-  }
-  return s;
-}
-
-template <float (*kDot)(int64_t, const void*, const void*)>
-void DotCols(int64_t k, const void* w, const void* xq, size_t xq_stride,
-             int nc, float* out) {
-  for (int c = 0; c < nc; ++c) {
-    out[c] = kDot(k, w, static_cast<const char*>(xq) + c * xq_stride);
-  }
-}
-
 // ---- Elementwise and attention helpers ----
 
 void RmsNorm(const float* x, const float* w, int64_t n, float eps, float* out) {
@@ -431,9 +350,7 @@ KernelTable MakeScalarTable() {
   set(WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotIQ4_NL>);
   set(WeightFormat::kIQ4_XS, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotIQ4_XS>);
   set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8_0>);
-  set(WeightFormat::kQ4_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ4_K>);
-  set(WeightFormat::kQ5_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ5_K>);
-  set(WeightFormat::kQ6_K, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotQ6_K>);
+  FillScalarKQuants(&t, QuantizeQ8K);
   FillScalarX8(&t, QuantizeQ8x32);  // after the Q4_K entry (its Q8_K conversion)
   t.rms_norm = RmsNorm;
   t.rope = Rope;

@@ -43,8 +43,8 @@ std::vector<Shape> Shapes() {
                      GgmlType::kQ5_1, GgmlType::kQ8_0, GgmlType::kIQ4_NL}) {
     for (int64_t k : {32, 96, 608, 2144}) s.push_back({t, k});
   }
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
-                     GgmlType::kIQ4_XS}) {
+  for (GgmlType t : {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K,
+                     GgmlType::kQ6_K, GgmlType::kIQ4_XS}) {
     for (int64_t k : {256, 768}) s.push_back({t, k});
   }
   return s;
@@ -230,7 +230,8 @@ TEST(MatMulTest, TileKernelsAreIndependentOfTheTileShape) {
       for (GgmlType g : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ4_0,
                          GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K,
                          GgmlType::kQ6_K, GgmlType::kQ4_1, GgmlType::kQ5_1,
-                         GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
+                         GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ2_K,
+                         GgmlType::kQ3_K}) {
         if (static_cast<int>(ToWeightFormat(g)) == f) type = g;
       }
       for (int64_t k : {int64_t{32}, int64_t{2144}}) {
@@ -309,7 +310,9 @@ TEST(MatMulTest, SupportedTypesAndEmptyShapes) {
   EXPECT_TRUE(MatMulSupports(GgmlType::kIQ4_NL));
   EXPECT_TRUE(MatMulSupports(GgmlType::kIQ4_XS));
   EXPECT_TRUE(MatMulSupports(GgmlType::kBF16));
-  EXPECT_FALSE(MatMulSupports(GgmlType::kQ2_K));
+  EXPECT_TRUE(MatMulSupports(GgmlType::kQ2_K));
+  EXPECT_TRUE(MatMulSupports(GgmlType::kQ3_K));
+  EXPECT_FALSE(MatMulSupports(GgmlType::kQ8_1));
   EXPECT_FALSE(MatMulSupports(GgmlType::kI32));
   float y[4] = {1, 2, 3, 4};
   const float x[4] = {0, 0, 0, 0};
@@ -340,7 +343,7 @@ TEST(MatMulDeathTest, RejectsBadShapes) {
   a.n = 1;
   a.k = 33;
   EXPECT_DEATH(MatMul(a), "multiple");
-  a.w_type = GgmlType::kQ2_K;
+  a.w_type = GgmlType::kQ8_1;
   a.k = 256;
   EXPECT_DEATH(MatMul(a), "does not support");
 }

@@ -94,6 +94,8 @@ inline int64_t ActBlock(GgmlType type) {
     case GgmlType::kIQ4_NL:
     case GgmlType::kIQ4_XS:
       return 32;
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K:
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
     case GgmlType::kQ6_K:
