@@ -94,7 +94,7 @@ int RunBenchModel(int argc, char** argv) {
   flags.String("kv-type", &kv_type_name,
                "KV cache storage: f16 (as weft serve and llama-bench), f32 or q8_0");
   flags.Bool("row-major", &row_major,
-             "keep Q4_0/Q5_0/Q8_0/Q4_K/Q6_K weights in the file's layout (no x8 repack at load)");
+             "keep Q4_0/Q5_0/Q8_0/Q4_K/Q5_K/Q6_K weights in the file's layout (no x8 repack at load)");
   std::vector<std::string> args;
   if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
   if (!args.empty()) {
@@ -476,7 +476,7 @@ int RunBenchModel(int argc, char** argv) {
               HumanBytes(static_cast<double>(wbytes)).c_str());
   std::printf("- isa: %s, weights: %s, kv: %s, threads: %lld, reps: %lld (median, min-max after 1 warm-up)\n",
               std::string(kernels::IsaName(kernels::ActiveIsa())).c_str(),
-              row_major ? "row-major" : "x8 where Q4_0/Q5_0/Q8_0/Q4_K/Q6_K",
+              row_major ? "row-major" : "x8 where Q4_0/Q5_0/Q8_0/Q4_K/Q5_K/Q6_K",
               model::KvTypeName(*kv_type),
               static_cast<long long>(threads), static_cast<long long>(reps));
   std::printf(

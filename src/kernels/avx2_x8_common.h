@@ -86,6 +86,14 @@ static inline void Q8KColumns(const void* xq, size_t xq_stride,
   }
 }
 
+// Q5_K: the 5th bits of vector j's codes as bit 4 of each byte, from a
+// chunk's h vector (bit j of each byte; packed_x8.h).
+static inline __m256i Bit5(__m256i h, int j) {
+  const __m256i bit4 = _mm256_set1_epi8(0x10);
+  return j <= 4 ? _mm256_and_si256(_mm256_slli_epi16(h, 4 - j), bit4)
+                : _mm256_and_si256(_mm256_srli_epi16(h, j - 4), bit4);
+}
+
 // Q4_K group super-block (packed_x8.h): the 6-bit scales of sub-blocks
 // 2c (*even) and 2c + 1 (*odd) of chunk c, each row's in its int32 lane.
 static inline void Q4KChunkScales(const uint8_t* gb, int c, __m256i* even,

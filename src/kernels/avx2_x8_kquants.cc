@@ -1,4 +1,4 @@
-// AVX2 x8 tiles of the K-quants (packed_x8.h's Q4_K and Q6_K layouts)
+// AVX2 x8 tiles of the K-quants (packed_x8.h's Q4_K, Q5_K and Q6_K layouts)
 // against Q8_K activations; the legacy formats' tiles and the frame they
 // share are described in avx2_x8.cc.
 //
@@ -32,10 +32,15 @@ constexpr int kX8ColsQ4K = 3;
 //   acc = fma(float(isum), d * da, acc)
 //   accm = fma(float(msum), dmin * da, accm)
 //   y = acc - accm
-template <int RC>
+//
+// kQ5: Q5_K (the Q5_K layout), each code's 5th bit or-ed in as bit 4 from
+// the chunk's h vectors (Bit5); the int16 sums then go to int32 every 4
+// vectors (|sum| <= 4 * 2 * 31 * 128).
+template <int RC, bool kQ5 = false>
 void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
                size_t xq_stride, float* y, size_t y_stride) {
-  constexpr int kGB = kX8Rows * static_cast<int>(kX8Q4KBlockBytes);
+  constexpr int kGB =
+      kX8Rows * static_cast<int>(kQ5 ? kX8Q5KBlockBytes : kX8Q4KBlockBytes);
   const int64_t nb = k / 256;
   const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
@@ -64,12 +69,30 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
 #pragma GCC unroll 4
       for (int c = 0; c < RC; ++c) s_lo[c] = s_hi[c] = _mm256_setzero_si256();
       const uint8_t* q = gb + 160 + 256 * chunk;
+      __m256i h_lo = _mm256_setzero_si256(), h_hi = _mm256_setzero_si256();
+      if constexpr (kQ5) {
+        const uint8_t* h = gb + kX8Rows * kX8Q4KBlockBytes + 64 * chunk;
+        h_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h));
+        h_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + 32));
+      }
+      auto flush = [&] {
+#pragma GCC unroll 4
+        for (int c = 0; c < RC; ++c) {
+          isum[c] = _mm256_add_epi32(
+              isum[c], _mm256_add_epi32(_mm256_madd_epi16(s_lo[c], sc_lo),
+                                        _mm256_madd_epi16(s_hi[c], sc_hi)));
+        }
+      };
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
         const __m256i v =
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * j));
-        const __m256i lo = _mm256_and_si256(v, m4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        __m256i lo = _mm256_and_si256(v, m4);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        if constexpr (kQ5) {
+          lo = _mm256_or_si256(lo, Bit5(h_lo, j));
+          hi = _mm256_or_si256(hi, Bit5(h_hi, j));
+        }
 #pragma GCC unroll 4
         for (int c = 0; c < RC; ++c) {
           const int8_t* a = aq[c] + 64 * chunk + 4 * j;
@@ -80,13 +103,15 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
           PinOrder(&s_lo[c]);
           PinOrder(&s_hi[c]);
         }
-      }
+        if constexpr (kQ5) {
+          if (j == 3) {
+            flush();
 #pragma GCC unroll 4
-      for (int c = 0; c < RC; ++c) {
-        isum[c] = _mm256_add_epi32(
-            isum[c], _mm256_add_epi32(_mm256_madd_epi16(s_lo[c], sc_lo),
-                                      _mm256_madd_epi16(s_hi[c], sc_hi)));
+            for (int c = 0; c < RC; ++c) s_lo[c] = s_hi[c] = _mm256_setzero_si256();
+          }
+        }
       }
+      flush();
     }
     Q4KFinishBlock<RC>(gb, xb, b, isum, acc, accm);
   }
@@ -202,11 +227,11 @@ void TileX8Q6KWide(int64_t k, const void* w, int nr, const void* xq,
     StoreRows(_mm256_load_ps(acc[c]), nr, y + c * y_stride);
 }
 
-void TileNX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
-                const void* xq, size_t xq_stride, int nc, float* y,
-                size_t y_stride) {
+template <bool kQ5>
+void TileNX8Q45K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
+                 size_t xq_stride, int nc, float* y, size_t y_stride) {
   WithCols<kX8ColsQ4K>(nc, [&](auto rc) {
-    TileX8Q4K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+    TileX8Q4K<decltype(rc)::value, kQ5>(k, w, nr, xq, xq_stride, y, y_stride);
   });
 }
 
@@ -227,7 +252,9 @@ void FillX8KQuants(KernelTable* t) {
   const QuantizeActFn q8k =
       t->matmul[static_cast<int>(WeightFormat::kQ4_K)].quantize;
   t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] = MatMulKernel{
-      ActFormat::kQ8K, q8k, nullptr, TileNX8Q4K, kX8Rows, kX8ColsQ4K};
+      ActFormat::kQ8K, q8k, nullptr, TileNX8Q45K<false>, kX8Rows, kX8ColsQ4K};
+  t->matmul_x8[static_cast<int>(WeightFormat::kQ5_K)] = MatMulKernel{
+      ActFormat::kQ8K, q8k, nullptr, TileNX8Q45K<true>, kX8Rows, kX8ColsQ4K};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ6_K)] = MatMulKernel{
       ActFormat::kQ8K, q8k, nullptr, TileNX8Q6K, kX8Rows, kX8WideCols};
 }

@@ -328,7 +328,8 @@ void Fill(KernelTable* t, bool bf16) {
   // Q8_K activations as the AVX2 K-quant x8 entries quantize them.
   const MatMulKernel& q4k = t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)];
   CHECK(q4k.act == ActFormat::kQ8K && q4k.quantize != nullptr);
-  set_x8(WeightFormat::kQ4_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::TileNQ4K);
+  set_x8(WeightFormat::kQ4_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::TileNQ45K<false>);
+  set_x8(WeightFormat::kQ5_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::TileNQ45K<true>);
   set_x8(WeightFormat::kQ6_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::TileNQ6K);
   FillPanels(t);  // avx512_panels.cc, over the x8 entries above
   FillPairTiles(t);    // avx512_pair_tiles.cc, likewise

@@ -8,7 +8,8 @@
 
 namespace weft::kernels::neon {
 
-// Overwrite the x8 tiles of Q4_0, Q5_0, Q8_0, Q4_K and Q6_K in `t`.
+// Overwrite the x8 tiles of Q4_0, Q5_0, Q8_0, Q4_K and Q6_K in `t` (Q5_K
+// keeps the scalar twin's).
 void FillX8(KernelTable* t);         // neon_x8.cc: SMULL + SADALP
 void FillX8Dotprod(KernelTable* t);  // neon_x8_dotprod.cc: SDOT
 

@@ -42,12 +42,13 @@ void PackBlock(const uint8_t* const* rows, int n_rows, int64_t b,
   }
 }
 
-// Q4_K super-block b of the 8 rows (see the header).
-void PackBlockQ4K(const uint8_t* const* rows, int n_rows, int64_t b,
-                  uint8_t* dst) {
-  std::memset(dst, 0, kX8Rows * kX8Q4KBlockBytes);
+// Q4_K (Q5_K) super-block b of the 8 rows (see the header).
+template <typename Block>
+void PackBlockQ45K(const uint8_t* const* rows, int n_rows, int64_t b, uint8_t* dst) {
+  constexpr bool kQ5 = std::is_same_v<Block, BlockQ5_K>;
+  std::memset(dst, 0, kX8Rows * (kQ5 ? kX8Q5KBlockBytes : kX8Q4KBlockBytes));
   for (int i = 0; i < n_rows; ++i) {
-    const BlockQ4_K& blk = reinterpret_cast<const BlockQ4_K*>(rows[i])[b];
+    const Block& blk = reinterpret_cast<const Block*>(rows[i])[b];
     std::memcpy(dst + 2 * i, &blk.d, 2);
     std::memcpy(dst + 16 + 2 * i, &blk.dmin, 2);
     for (int s = 0; s < 8; ++s) {
@@ -60,6 +61,22 @@ void PackBlockQ4K(const uint8_t* const* rows, int n_rows, int64_t b,
       for (int j = 0; j < 8; ++j) {
         std::memcpy(dst + 160 + 256 * c + 32 * j + 4 * i,
                     blk.qs + 32 * c + 4 * j, 4);
+      }
+    }
+    if constexpr (kQ5) {
+      // Byte 32c + l of the codes: element 64c + l (5th bit: qh[l] bit 2c)
+      // and 64c + 32 + l (bit 2c + 1); vector j, byte 4i + t holds l = 4j + t.
+      uint8_t* h = dst + kX8Rows * kX8Q4KBlockBytes;
+      for (int c = 0; c < 4; ++c) {
+        for (int t = 0; t < 4; ++t) {
+          uint8_t lo = 0, hi = 0;
+          for (int j = 0; j < 8; ++j) {
+            lo |= static_cast<uint8_t>(((blk.qh[4 * j + t] >> (2 * c)) & 1) << j);
+            hi |= static_cast<uint8_t>(((blk.qh[4 * j + t] >> (2 * c + 1)) & 1) << j);
+          }
+          h[64 * c + 4 * i + t] = lo;
+          h[64 * c + 32 + 4 * i + t] = hi;
+        }
       }
     }
   }
@@ -107,10 +124,12 @@ template <typename Block>
 void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
              uint8_t* out) {
   constexpr bool kK4 = std::is_same_v<Block, BlockQ4_K>;
+  constexpr bool kK5 = std::is_same_v<Block, BlockQ5_K>;
   constexpr bool kK6 = std::is_same_v<Block, BlockQ6_K>;
-  constexpr int kBlockElems = kK4 || kK6 ? kQK_K : 32;
-  constexpr size_t kX8Bytes =
-      kK4 ? kX8Q4KBlockBytes : sizeof(Block);  // per row and block
+  constexpr int kBlockElems = kK4 || kK5 || kK6 ? kQK_K : 32;
+  constexpr size_t kX8Bytes = kK4   ? kX8Q4KBlockBytes
+                              : kK5 ? kX8Q5KBlockBytes
+                                    : sizeof(Block);  // per row and block
   const int64_t nb = k / kBlockElems;
   const size_t row_bytes = static_cast<size_t>(nb) * kX8Bytes;
   if (w_row_bytes == 0) w_row_bytes = static_cast<size_t>(nb) * sizeof(Block);
@@ -122,8 +141,8 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
       rows[i] = w + (g * kX8Rows + i) * w_row_bytes;
     uint8_t* dst = out + static_cast<size_t>(g) * kX8Rows * row_bytes;
     for (int64_t b = 0; b < nb; ++b) {
-      if constexpr (kK4) {
-        PackBlockQ4K(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
+      if constexpr (kK4 || kK5) {
+        PackBlockQ45K<Block>(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
       } else if constexpr (kK6) {
         PackBlockQ6K(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
       } else {
@@ -138,15 +157,16 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
 bool CanPackX8(GgmlType type) {
   return type == GgmlType::kQ4_0 || type == GgmlType::kQ5_0 ||
          type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K ||
-         type == GgmlType::kQ6_K;
+         type == GgmlType::kQ5_K || type == GgmlType::kQ6_K;
 }
 
 size_t X8RowBytes(GgmlType type, int64_t k) {
   const GgmlTypeTraits& t = TypeTraits(type);
   CHECK(CanPackX8(type) && k % t.block_size == 0)
       << TypeName(type) << " k=" << k;
-  const size_t per_block =
-      type == GgmlType::kQ4_K ? kX8Q4KBlockBytes : t.type_size;
+  const size_t per_block = type == GgmlType::kQ4_K   ? kX8Q4KBlockBytes
+                           : type == GgmlType::kQ5_K ? kX8Q5KBlockBytes
+                                                     : t.type_size;
   return static_cast<size_t>(k / t.block_size) * per_block;
 }
 
@@ -169,6 +189,9 @@ void PackX8(GgmlType type, const void* w, size_t w_row_bytes, int64_t n,
       break;
     case GgmlType::kQ4_K:
       PackAll<BlockQ4_K>(src, w_row_bytes, n, k, dst);
+      break;
+    case GgmlType::kQ5_K:
+      PackAll<BlockQ5_K>(src, w_row_bytes, n, k, dst);
       break;
     case GgmlType::kQ6_K:
       PackAll<BlockQ6_K>(src, w_row_bytes, n, k, dst);

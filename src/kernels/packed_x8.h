@@ -1,4 +1,4 @@
-// The x8 weight layout: Q4_0, Q5_0, Q8_0, Q4_K and Q6_K matrices with 8 rows
+// The x8 weight layout: Q4_0, Q5_0, Q8_0, Q4_K, Q5_K and Q6_K matrices with 8 rows
 // interleaved block by block, repacked once at load time for MatMul.
 //
 // In the file's row-major layout a decode tile reads 4 rows side by side,
@@ -29,6 +29,11 @@
 //   q[4][8][32]    chunk c (elements 64c .. 64c+63), vector j: bytes
 //                  4j .. 4j+3 of each row's 32 qs bytes of the chunk; low
 //                  nibbles are sub-block 2c, high nibbles sub-block 2c+1
+// Q5_K, per super-block (8 * 180 bytes, 4 more per row than the file): the
+// Q4_K layout above (the 4-bit parts of the codes), then the 5th bits
+//   h[4][2][32]    chunk c: byte 4i + t of the first 32 holds in bit j the
+//                  5th bit of the low nibble of vector j's byte 4i + t, the
+//                  second 32 those of the high nibbles
 // Q6_K, per super-block (8 * 210 bytes, the file's size), with the 6-bit
 // codes q (w = d * sc * (q - 32)) of sub-block s (elements 16s .. 16s+15)
 // in vectors j = 0..3 of elements 16s+4j .. 16s+4j+3 (row i at 4i .. 4i+3):
@@ -52,14 +57,17 @@ namespace weft::kernels {
 inline constexpr int kX8Rows = 8;
 // Bytes per row and super-block of Q4_K in the x8 layout (file: 144).
 inline constexpr size_t kX8Q4KBlockBytes = 148;
+// The same for Q5_K (file: 176): the Q4_K part, then 32 bytes of 5th bits.
+inline constexpr size_t kX8Q5KBlockBytes = 180;
 // Offset of the codes in a Q6_K group super-block (d and scales first).
 inline constexpr size_t kX8Q6KCodes = 144;
 
-// Whether MatMul has x8 kernels for `type` (Q4_0, Q5_0, Q8_0, Q4_K, Q6_K).
+// Whether MatMul has x8 kernels for `type` (Q4_0, Q5_0, Q8_0, Q4_K, Q5_K,
+// Q6_K).
 bool CanPackX8(GgmlType type);
 
 // Bytes per row in the x8 layout (a group is 8 of them): RowBytes, but
-// 148 per super-block for Q4_K. REQUIRES: CanPackX8(type), k a multiple of
+// 148 (180) per super-block for Q4_K (Q5_K). REQUIRES: CanPackX8(type), k a multiple of
 // the type's block.
 size_t X8RowBytes(GgmlType type, int64_t k);
 

@@ -110,21 +110,23 @@ void TileX8K(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
   }
 }
 
-// Q4_K in the x8 layout against Q8_K activations, per row and super-block:
-// isum = sum_s sc_s * dot_s, msum = sum_s m_s * asum_s.
-void TileX8Q4K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
-               const void* xq, size_t xq_stride, int nc, float* y,
-               size_t y_stride) {
-  TileX8K<kX8Q4KBlockBytes, true>(
+// Q4_K (kQ5: Q5_K) in the x8 layout against Q8_K activations, per row and
+// super-block: isum = sum_s sc_s * dot_s, msum = sum_s m_s * asum_s.
+template <bool kQ5>
+void TileX8Q45K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
+                size_t xq_stride, int nc, float* y, size_t y_stride) {
+  TileX8K<kQ5 ? kX8Q5KBlockBytes : kX8Q4KBlockBytes, true>(
       k, w, nr, xq, xq_stride, nc, y, y_stride,
       [](const uint8_t* gb, int i, const BlockQ8_K& a, int32_t* isum, int32_t* msum) {
         for (int s = 0; s < 8; ++s) {
           const int chunk = s / 2, hi = s % 2;
+          const uint8_t* h = gb + kX8Rows * kX8Q4KBlockBytes + 64 * chunk + 32 * hi;
           int32_t sub = 0;
           for (int j = 0; j < 8; ++j) {
             for (int t = 0; t < 4; ++t) {
               const uint8_t byte = gb[160 + 256 * chunk + 32 * j + 4 * i + t];
-              const int q = hi ? byte >> 4 : byte & 15;
+              int q = hi ? byte >> 4 : byte & 15;
+              if (kQ5) q |= ((h[4 * i + t] >> j) & 1) << 4;
               sub += q * a.qs[64 * chunk + 32 * hi + 4 * j + t];
             }
           }
@@ -172,7 +174,9 @@ void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32) {
   set(WeightFormat::kQ8_0, TileX8<Fmt::kQ8_0>);
   const MatMulKernel& k4 = t->matmul[static_cast<int>(WeightFormat::kQ4_K)];
   t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] = MatMulKernel{
-      ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q4K, kX8Rows, 1};
+      ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q45K<false>, kX8Rows, 1};
+  t->matmul_x8[static_cast<int>(WeightFormat::kQ5_K)] = MatMulKernel{
+      ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q45K<true>, kX8Rows, 1};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ6_K)] = MatMulKernel{
       ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q6K, kX8Rows, 1};
 }

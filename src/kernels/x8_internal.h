@@ -44,7 +44,7 @@ void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32);
 namespace avx2 {
 // avx2_x8.cc: overwrites the x8 tiles (after FillFloatAndLegacy and
 // FillKQuants, whose activation conversions they reuse); calls
-// FillX8KQuants (avx2_x8_kquants.cc) for Q4_K and Q6_K.
+// FillX8KQuants (avx2_x8_kquants.cc) for Q4_K, Q5_K and Q6_K.
 void FillX8(KernelTable* t);
 void FillX8KQuants(KernelTable* t);
 }  // namespace avx2

@@ -151,10 +151,12 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
 // int16 and madds them with the scale: the same exact integer isum
 // (|dot| <= 32 * 15 * 128), and the same float step (Q4KFinishBlock), so
 // the outputs are bitwise the AVX2 tile's.
-template <int RC>
+// kQ5: Q5_K, the 5th bits or-ed in as the AVX2 tile does (avx2::Bit5).
+template <int RC, bool kQ5>
 static void TileQ4K(int64_t k, const void* w, int nr, const void* xq,
                     size_t xq_stride, float* y, size_t y_stride) {
-  constexpr int kGB = kX8Rows * static_cast<int>(kX8Q4KBlockBytes);
+  constexpr int kGB =
+      kX8Rows * static_cast<int>(kQ5 ? kX8Q5KBlockBytes : kX8Q4KBlockBytes);
   const int64_t nb = k / 256;
   const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
@@ -176,12 +178,22 @@ static void TileQ4K(int64_t k, const void* w, int nr, const void* xq,
         s_lo[c] = s_hi[c] = _mm256_setzero_si256();
       }
       const uint8_t* q = gb + 160 + 256 * chunk;
+      __m256i h_lo = _mm256_setzero_si256(), h_hi = _mm256_setzero_si256();
+      if constexpr (kQ5) {
+        const uint8_t* h = gb + kX8Rows * kX8Q4KBlockBytes + 64 * chunk;
+        h_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h));
+        h_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + 32));
+      }
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
         const __m256i v =
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * j));
-        const __m256i lo = _mm256_and_si256(v, m4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        __m256i lo = _mm256_and_si256(v, m4);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        if constexpr (kQ5) {
+          lo = _mm256_or_si256(lo, avx2::Bit5(h_lo, j));
+          hi = _mm256_or_si256(hi, avx2::Bit5(h_hi, j));
+        }
         for (int c = 0; c < RC; ++c) {
           const int8_t* a = xb[c][b].qs + 64 * chunk + 4 * j;
           s_lo[c] = _mm256_dpbusd_epi32(s_lo[c], lo, Bcast4(a));
@@ -268,13 +280,13 @@ static void TileN(int64_t k, const void* w, size_t /*w_stride*/, int nr,
   });
 }
 
-// The TileFn entry for Q4_K (nc <= kCols activation rows).
-[[maybe_unused]] static void TileNQ4K(int64_t k, const void* w,
-                                      size_t /*w_stride*/, int nr,
-                                      const void* xq, size_t xq_stride, int nc,
-                                      float* y, size_t y_stride) {
+// The TileFn entry for Q4_K (kQ5: Q5_K; nc <= kCols activation rows).
+template <bool kQ5>
+[[maybe_unused]] static void TileNQ45K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
+                                       const void* xq, size_t xq_stride, int nc, float* y,
+                                       size_t y_stride) {
   WithCols<kCols>(nc, [&](auto rc) {
-    TileQ4K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+    TileQ4K<decltype(rc)::value, kQ5>(k, w, nr, xq, xq_stride, y, y_stride);
   });
 }
 

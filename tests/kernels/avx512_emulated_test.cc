@@ -102,7 +102,7 @@ std::string Name(GgmlType t, int64_t m, int64_t k, bool x8) {
                    static_cast<long long>(k));
 }
 
-// The VNNI Q4_0 / Q5_0 / Q4_K / Q6_K x8 tiles compute the AVX2 tiles'
+// The VNNI Q4_0 / Q5_0 / Q4_K / Q5_K / Q6_K x8 tiles compute the AVX2 tiles'
 // exact integer block sums and then the same float operations
 // (x8_vnni_impl.h): the AVX2 table's bits, for every M (the AVX2 Q5_0 and
 // Q6_K tiles switch to their wide forms above 4 and 3 rows; the AVX2 Q4_K
@@ -113,7 +113,7 @@ TEST(Avx512EmulatedTest, VnniTilesGiveTheAvx2Bits) {
   const KernelTable& emu = EmulatedAvx512Table();
   uint32_t seed = 7300;
   for (GgmlType type :
-       {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+       {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
     const std::vector<int64_t> ks = TypeTraits(type).block_size == 256
                                         ? std::vector<int64_t>{256, 768, 2304}
                                         : std::vector<int64_t>{32, 608, 2144};
@@ -176,7 +176,7 @@ TEST(Avx512EmulatedTest, NativeTableMatchesEmulation) {
   uint32_t seed = 7200;
   const GgmlType types[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
                             GgmlType::kF32,  GgmlType::kF16,  GgmlType::kQ4_K,
-                            GgmlType::kQ6_K};
+                            GgmlType::kQ5_K, GgmlType::kQ6_K};
   for (GgmlType type : types) {
     const std::vector<int64_t> ks = TypeTraits(type).block_size == 256
                                         ? std::vector<int64_t>{256, 2304}
@@ -188,7 +188,7 @@ TEST(Avx512EmulatedTest, NativeTableMatchesEmulation) {
             << Name(type, m, k, false);
         if (type == GgmlType::kQ4_0 || type == GgmlType::kQ5_0 ||
             type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K ||
-            type == GgmlType::kQ6_K) {
+            type == GgmlType::kQ5_K || type == GgmlType::kQ6_K) {
           EXPECT_EQ(RunMatMul(native, p, nullptr, true),
                     RunMatMul(emu, p, nullptr, true))
               << Name(type, m, k, true);

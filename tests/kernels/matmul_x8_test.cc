@@ -29,7 +29,7 @@ using testing::RunMatMul;
 using testing::TablesUnderTest;
 
 constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
-                               GgmlType::kQ4_K, GgmlType::kQ6_K};
+                               GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K};
 
 std::string Name(GgmlType t, int64_t m, int64_t n, int64_t k) {
   return StrFormat("%s x8 M=%lld N=%lld K=%lld",
@@ -39,7 +39,7 @@ std::string Name(GgmlType t, int64_t m, int64_t n, int64_t k) {
 
 // K values: odd block counts, more than one block.
 std::vector<int64_t> Ks(GgmlType t) {
-  if (t == GgmlType::kQ4_K || t == GgmlType::kQ6_K) return {256, 768, 2304};
+  if (TypeTraits(t).block_size == 256) return {256, 768, 2304};
   return {32, 96, 608, 2144};
 }
 
@@ -48,8 +48,9 @@ TEST(MatMulX8Test, Layout) {
   EXPECT_TRUE(CanPackX8(GgmlType::kQ5_0));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ8_0));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ4_K));
+  EXPECT_TRUE(CanPackX8(GgmlType::kQ5_K));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ6_K));
-  EXPECT_FALSE(CanPackX8(GgmlType::kQ5_K));
+  EXPECT_FALSE(CanPackX8(GgmlType::kQ3_K));
   EXPECT_FALSE(CanPackX8(GgmlType::kF16));
   // Rows rounded up to whole groups of 8.
   EXPECT_EQ(PackedX8Bytes(GgmlType::kQ4_0, 9, 64), size_t{16} * 36);
@@ -57,6 +58,7 @@ TEST(MatMulX8Test, Layout) {
   EXPECT_EQ(PackedX8Bytes(GgmlType::kQ4_K, 3, 512), size_t{8} * 2 * 148);
   EXPECT_EQ(X8RowBytes(GgmlType::kQ4_0, 64), size_t{36});
   EXPECT_EQ(X8RowBytes(GgmlType::kQ4_K, 512), size_t{296});
+  EXPECT_EQ(X8RowBytes(GgmlType::kQ5_K, 512), size_t{360});
   EXPECT_EQ(X8RowBytes(GgmlType::kQ6_K, 512), size_t{420});  // the file's size
   for (const KernelTable* table : TablesUnderTest()) {
     for (GgmlType t : kTypes) {
