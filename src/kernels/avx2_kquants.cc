@@ -1,4 +1,4 @@
-// AVX2 matmul kernels for the K-quants (Q2_K .. Q6_K) against Q8_K
+// AVX2 matmul kernels for the K-quants (Q2_K .. Q6_K) and IQ4_XS against Q8_K
 // activations. Sub-block scales are applied in integer arithmetic
 // (maddubs -> madd with the 6/8-bit scale), so one float conversion per
 // 256-element super-block and activation row is all the float work. Each
@@ -262,6 +262,42 @@ void DotQ3KN(int64_t k, const void* w, const void* xq, size_t stride, float* out
   for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]);
 }
 
+// IQ4_XS against Q8_K activations: per 32-element sub-block the IQ4_NL
+// table lookup and Q8_0's signed product (|pair| <= 2 * 127 * 127 in int16),
+// madd with the sub-block's integer scale ls - 32; the super-block's int32
+// sums take one float step, d * da.
+template <int NC>
+void DotIQ4_XSN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
+  const BlockIQ4_XS* wb = static_cast<const BlockIQ4_XS*>(w);
+  const __m256i table = x86::ByteTable16(kIQ4NLValues);
+  const BlockQ8_K* x[NC];
+  __m256 acc[NC];
+  for (int c = 0; c < NC; ++c) {
+    x[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + c * stride);
+    acc[c] = _mm256_setzero_ps();
+  }
+  for (int64_t i = 0; i < k / kQK_K; ++i) {
+    __m256i isum[NC];
+    for (int c = 0; c < NC; ++c) isum[c] = _mm256_setzero_si256();
+    for (int ib = 0; ib < kQK_K / 32; ++ib) {
+      const __m256i q = x86::NonlinearCodesToBytes(wb[i].qs + 16 * ib, table);
+      const __m256i aq = _mm256_sign_epi8(q, q);
+      const __m256i ls = _mm256_set1_epi16(static_cast<int16_t>(IQ4XSScale(wb[i], ib)));
+      for (int c = 0; c < NC; ++c) {
+        const __m256i a =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[c][i].qs + 32 * ib));
+        const __m256i p = _mm256_maddubs_epi16(aq, _mm256_sign_epi8(a, q));
+        isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(p, ls));
+      }
+    }
+    const float d = Fp16(wb[i].d);
+    for (int c = 0; c < NC; ++c) {
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * x[c][i].d), acc[c]);
+    }
+  }
+  for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]);
+}
+
 // Q8_K activations, computed exactly as the scalar twin.
 void QuantizeQ8K(const float* x, void* xq, int64_t k) {
   BlockQ8_K* out = static_cast<BlockQ8_K*>(xq);
@@ -302,6 +338,12 @@ struct Q3K {
 };
 
 template <int NC>
+struct IQ4XS {
+  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
+    DotIQ4_XSN<NC>(k, w, x, s, o);
+  }
+};
+template <int NC>
 struct Q4K {
   static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
     DotQ45KN<NC, false>(k, w, x, s, o);
@@ -331,6 +373,7 @@ void FillKQuants(KernelTable* t) {
   set(WeightFormat::kQ4_K, DotNc<Q4K>);
   set(WeightFormat::kQ5_K, DotNc<Q5K>);
   set(WeightFormat::kQ6_K, DotNc<Q6K>);
+  set(WeightFormat::kIQ4_XS, DotNc<IQ4XS>);
 }
 
 }  // namespace weft::kernels::avx2

@@ -1,5 +1,5 @@
 // AVX2 matmul kernels for float weights (F32, F16, BF16) and the 32-element
-// legacy formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0), IQ4_NL and IQ4_XS against
+// legacy formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) and IQ4_NL against
 // Q8x32 activations. Each dot
 // kernel decodes a weight block once and uses it for up to kMaxDotCols
 // activation rows (register blocking across M).
@@ -232,37 +232,6 @@ void DotQ8_0N(int64_t k, const void* w, const void* xq, size_t stride, float* ou
   for (int c = 0; c < NC; ++c) out[c] = HsumPs(_mm256_add_ps(acc0[c], acc1[c]));
 }
 
-// IQ4_XS: per 32-element sub-block the IQ4_NL table lookup and Q8_0's
-// signed product, scaled by d * (ls - 32) * da.
-template <int NC>
-void DotIQ4_XSN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
-  const BlockIQ4_XS* wb = static_cast<const BlockIQ4_XS*>(w);
-  const __m256i ones = _mm256_set1_epi16(1);
-  const __m256i table = x86::ByteTable16(kIQ4NLValues);
-  Q8x32Row x[NC];
-  __m256 acc[NC];
-  for (int c = 0; c < NC; ++c) {
-    x[c] = Q8x32RowAt(xq, stride, c, k);
-    acc[c] = _mm256_setzero_ps();
-  }
-  for (int64_t i = 0; i < k / kQK_K; ++i) {
-    const float d = Fp16(wb[i].d);
-    for (int ib = 0; ib < kQK_K / 32; ++ib) {
-      const int64_t b = i * (kQK_K / 32) + ib;
-      const __m256i q = x86::NonlinearCodesToBytes(wb[i].qs + 16 * ib, table);
-      const __m256i aq = _mm256_sign_epi8(q, q);
-      const __m256 vdl = _mm256_set1_ps(d * static_cast<float>(IQ4XSScale(wb[i], ib)));
-      for (int c = 0; c < NC; ++c) {
-        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[c].qs + 32 * b));
-        const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(a, q)), ones);
-        const __m256 scale = _mm256_mul_ps(vdl, _mm256_broadcast_ss(x[c].d + b));
-        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), scale, acc[c]);
-      }
-    }
-  }
-  for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]);
-}
-
 // Dispatches a runtime column count to the NC-specialised kernel.
 template <template <int> class K>
 void DotCols(int64_t k, const void* w, const void* xq, size_t stride, int nc, float* out) {
@@ -299,12 +268,6 @@ struct Q8_0K {
   }
 };
 template <int NC>
-struct IQ4_XSK {
-  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
-    DotIQ4_XSN<NC>(k, w, x, s, o);
-  }
-};
-template <int NC>
 struct IQ4_NLK {
   static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
     DotQ8_0N<NC, BlockIQ4_NL>(k, w, x, s, o);
@@ -326,7 +289,6 @@ void FillFloatAndLegacy(KernelTable* t) {
   set(WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<LegacyK<Q5_1>::K>);
   set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<Q8_0K>);
   set(WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<IQ4_NLK>);
-  set(WeightFormat::kIQ4_XS, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<IQ4_XSK>);
 }
 
 }  // namespace weft::kernels::avx2

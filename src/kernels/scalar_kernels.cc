@@ -176,26 +176,26 @@ float DotIQ4_NL(int64_t k, const void* w, const void* x) {
   return s;
 }
 
-// IQ4_XS against Q8x32 activations: each 32-element sub-block is an
-// IQ4_NL block with scale d * (ls - 32).
+// IQ4_XS against Q8_K activations: each 32-element sub-block is an IQ4_NL
+// block with the integer scale ls - 32, so a super-block's sum is exact in
+// integers and takes one float step, d * da * isum.
 float DotIQ4_XS(int64_t k, const void* w, const void* x) {
   const BlockIQ4_XS* wb = static_cast<const BlockIQ4_XS*>(w);
-  const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
+  const BlockQ8_K* a = static_cast<const BlockQ8_K*>(x);
   float s = 0;
   for (int64_t i = 0; i < k / kQK_K; ++i) {
-    const float d = Fp16ToFp32(wb[i].d);
+    int isum = 0;
     for (int ib = 0; ib < kQK_K / 32; ++ib) {
-      const int64_t b = i * (kQK_K / 32) + ib;
       const uint8_t* qs = wb[i].qs + 16 * ib;
-      const int8_t* q = a.qs + b * 32;
-      int isum = 0;
+      const int8_t* q = a[i].qs + 32 * ib;
+      int sub = 0;
       for (int j = 0; j < 16; ++j) {
-        isum += kIQ4NLValues[qs[j] & 0x0f] * q[j];
-        isum += kIQ4NLValues[qs[j] >> 4] * q[j + 16];
+        sub += kIQ4NLValues[qs[j] & 0x0f] * q[j];
+        sub += kIQ4NLValues[qs[j] >> 4] * q[j + 16];
       }
-      s += d * static_cast<float>(IQ4XSScale(wb[i], ib)) * a.d[b] *
-           static_cast<float>(isum);
+      isum += IQ4XSScale(wb[i], ib) * sub;
     }
+    s += Fp16ToFp32(wb[i].d) * a[i].d * static_cast<float>(isum);
   }
   return s;
 }
@@ -348,7 +348,7 @@ KernelTable MakeScalarTable() {
   set(WeightFormat::kQ4_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ4_1>);
   set(WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ5_1>);
   set(WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotIQ4_NL>);
-  set(WeightFormat::kIQ4_XS, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotIQ4_XS>);
+  set(WeightFormat::kIQ4_XS, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotIQ4_XS>);
   set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8_0>);
   FillScalarKQuants(&t, QuantizeQ8K);
   FillScalarX8(&t, QuantizeQ8x32);  // after the Q4_K entry (its Q8_K conversion)

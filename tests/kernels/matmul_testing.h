@@ -92,8 +92,8 @@ inline int64_t ActBlock(GgmlType type) {
     case GgmlType::kQ5_1:
     case GgmlType::kQ8_0:
     case GgmlType::kIQ4_NL:
-    case GgmlType::kIQ4_XS:
       return 32;
+    case GgmlType::kIQ4_XS:
     case GgmlType::kQ2_K:
     case GgmlType::kQ3_K:
     case GgmlType::kQ4_K:
