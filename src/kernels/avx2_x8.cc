@@ -28,6 +28,7 @@
 #include "kernels/avx2_x8_common.h"
 #include "kernels/kernel_table.h"
 #include "kernels/packed_x8.h"
+#include "kernels/simd_x86.h"
 #include "kernels/x8_internal.h"
 #include "tensor/blocks.h"
 
@@ -58,7 +59,29 @@ template <Fmt F, int RC>
 static inline void BlockDots(const uint8_t* gb, const int8_t* const* a,
                              __m256i* s32) {
   const __m256i ones = _mm256_set1_epi16(1);
-  if constexpr (F == Fmt::kQ8_0) {
+  if constexpr (F == Fmt::kIQ4_NL) {
+    // Q4_0's nibbles through the table to signed values, then Q8_0's
+    // signed product (|pair| <= 2 * 127 * 128), one int32 step per vector.
+    const __m256i table = x86::ByteTable16(kIQ4NLValues);
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + 16 + 32 * j));
+      const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, m4));
+      const __m256i hi =
+          _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+      const __m256i ulo = _mm256_sign_epi8(lo, lo), uhi = _mm256_sign_epi8(hi, hi);
+#pragma GCC unroll 4
+      for (int c = 0; c < RC; ++c) {
+        const __m256i plo = _mm256_maddubs_epi16(ulo, _mm256_sign_epi8(Bcast4(a[c] + 4 * j), lo));
+        const __m256i phi =
+            _mm256_maddubs_epi16(uhi, _mm256_sign_epi8(Bcast4(a[c] + 16 + 4 * j), hi));
+        const __m256i d = _mm256_add_epi32(_mm256_madd_epi16(plo, ones), _mm256_madd_epi16(phi, ones));
+        s32[c] = j == 0 ? d : _mm256_add_epi32(s32[c], d);
+        PinOrder(&s32[c]);
+      }
+    }
+  } else if constexpr (F == Fmt::kQ8_0) {
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
       const __m256i v = _mm256_loadu_si256(
@@ -242,6 +265,7 @@ void FillX8(KernelTable* t) {
   set(WeightFormat::kQ4_0, TileNX8<Fmt::kQ4_0>, kX8Cols);
   set(WeightFormat::kQ5_0, TileNX8<Fmt::kQ5_0>, kX8WideCols);
   set(WeightFormat::kQ8_0, TileNX8<Fmt::kQ8_0>, kX8Cols);
+  set(WeightFormat::kIQ4_NL, TileNX8<Fmt::kIQ4_NL>, kX8Cols);
   FillX8KQuants(t);
 }
 

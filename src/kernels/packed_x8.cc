@@ -156,7 +156,7 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
 
 bool CanPackX8(GgmlType type) {
   return type == GgmlType::kQ4_0 || type == GgmlType::kQ5_0 ||
-         type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K ||
+         type == GgmlType::kQ8_0 || type == GgmlType::kIQ4_NL || type == GgmlType::kQ4_K ||
          type == GgmlType::kQ5_K || type == GgmlType::kQ6_K;
 }
 
@@ -186,6 +186,9 @@ void PackX8(GgmlType type, const void* w, size_t w_row_bytes, int64_t n,
       break;
     case GgmlType::kQ5_0:
       PackAll<BlockQ5_0>(src, w_row_bytes, n, k, dst);
+      break;
+    case GgmlType::kIQ4_NL:
+      PackAll<BlockIQ4_NL>(src, w_row_bytes, n, k, dst);
       break;
     case GgmlType::kQ4_K:
       PackAll<BlockQ4_K>(src, w_row_bytes, n, k, dst);

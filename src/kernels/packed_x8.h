@@ -1,4 +1,5 @@
-// The x8 weight layout: Q4_0, Q5_0, Q8_0, Q4_K, Q5_K and Q6_K matrices with 8 rows
+// The x8 weight layout: Q4_0, Q5_0, Q8_0, IQ4_NL, Q4_K, Q5_K and Q6_K
+// matrices with 8 rows
 // interleaved block by block, repacked once at load time for MatMul.
 //
 // In the file's row-major layout a decode tile reads 4 rows side by side,
@@ -16,6 +17,7 @@
 //   h[32]    Q5_0 only: the 5th bits, see below               32 bytes
 //   q[J][32] J = 4 (Q4_0, Q5_0) or 8 (Q8_0) vectors of 32 bytes: vector j
 //            holds bytes 4j .. 4j+3 of each row's qs, row i at 4i .. 4i+3
+// IQ4_NL is laid out as Q4_0 (the same block bytes; codes index its table).
 // For Q4_0 / Q5_0, byte 4j+t of a row's qs holds element 4j+t in its low
 // nibble and element 16+4j+t in its high nibble, so the low nibbles of
 // vector j are elements 4j..4j+3 of the 8 rows and the high nibbles
@@ -62,8 +64,8 @@ inline constexpr size_t kX8Q5KBlockBytes = 180;
 // Offset of the codes in a Q6_K group super-block (d and scales first).
 inline constexpr size_t kX8Q6KCodes = 144;
 
-// Whether MatMul has x8 kernels for `type` (Q4_0, Q5_0, Q8_0, Q4_K, Q5_K,
-// Q6_K).
+// Whether MatMul has x8 kernels for `type` (Q4_0, Q5_0, Q8_0, IQ4_NL, Q4_K,
+// Q5_K, Q6_K).
 bool CanPackX8(GgmlType type);
 
 // Bytes per row in the x8 layout (a group is 8 of them): RowBytes, but

@@ -30,6 +30,17 @@ struct X8Traits {
           for (int t = 0; t < 4; ++t) isum[i] += q[4 * i + t] * a[4 * j + t];
         }
       }
+    } else if constexpr (F == Fmt::kIQ4_NL) {
+      const uint8_t* q = gb + 16;
+      for (int j = 0; j < 4; ++j) {
+        for (int i = 0; i < kX8Rows; ++i) {
+          for (int t = 0; t < 4; ++t) {
+            const uint8_t byte = q[32 * j + 4 * i + t];
+            isum[i] += kIQ4NLValues[byte & 15] * a[4 * j + t] +
+                       kIQ4NLValues[byte >> 4] * a[16 + 4 * j + t];
+          }
+        }
+      }
     } else {
       const uint8_t* q = gb + 16 + (F == Fmt::kQ5_0 ? 32 : 0);
       const uint8_t* h = gb + 16;
@@ -172,6 +183,7 @@ void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32) {
   set(WeightFormat::kQ4_0, TileX8<Fmt::kQ4_0>);
   set(WeightFormat::kQ5_0, TileX8<Fmt::kQ5_0>);
   set(WeightFormat::kQ8_0, TileX8<Fmt::kQ8_0>);
+  set(WeightFormat::kIQ4_NL, TileX8<Fmt::kIQ4_NL>);
   const MatMulKernel& k4 = t->matmul[static_cast<int>(WeightFormat::kQ4_K)];
   t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] = MatMulKernel{
       ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q45K<false>, kX8Rows, 1};

@@ -13,17 +13,19 @@
 namespace weft::kernels {
 
 // The 32-element formats of the x8 layout, as the tiles' template argument.
-enum class X8Fmt { kQ4_0, kQ5_0, kQ8_0 };
+// IQ4_NL's group blocks are Q4_0's bytes (its codes index kIQ4NLValues).
+enum class X8Fmt { kQ4_0, kQ5_0, kQ8_0, kIQ4_NL };
 
 // Bytes of one block of a group (8 rows): 8 of the format's blocks.
 template <X8Fmt F>
 inline constexpr int kX8GroupBlockBytes =
-    kX8Rows * static_cast<int>(F == X8Fmt::kQ4_0   ? sizeof(BlockQ4_0)
-                               : F == X8Fmt::kQ5_0 ? sizeof(BlockQ5_0)
-                                                   : sizeof(BlockQ8_0));
+    kX8Rows * static_cast<int>(F == X8Fmt::kQ4_0 || F == X8Fmt::kIQ4_NL ? sizeof(BlockQ4_0)
+                               : F == X8Fmt::kQ5_0                      ? sizeof(BlockQ5_0)
+                                                                        : sizeof(BlockQ8_0));
+static_assert(sizeof(BlockIQ4_NL) == sizeof(BlockQ4_0));
 
 // The codes' offset, w = d * (code - offset); Q8_0's codes are the signed
-// values (offset 0).
+// values and IQ4_NL's index them (offset 0).
 template <X8Fmt F>
 inline constexpr int kX8Offset = F == X8Fmt::kQ4_0 ? 8 : F == X8Fmt::kQ5_0 ? 16 : 0;
 

@@ -47,7 +47,8 @@ using x86::Bcast4;
 // format's offset, and 128 for Q8_0's flipped sign bit. The AVX-512 panel
 // tiles (avx512_panels.cc) take it from here, to give these tiles' bits.
 template <X8Fmt F>
-inline constexpr float kCodeOffset = F == X8Fmt::kQ8_0 ? 128.0f : kX8Offset<F>;
+inline constexpr float kCodeOffset =
+    F == X8Fmt::kQ8_0 || F == X8Fmt::kIQ4_NL ? 128.0f : kX8Offset<F>;
 
 // Software prefetch distance of Tile along the group, in bytes: twice the
 // AVX2 tiles' (avx2::kAhead). On a Zen 5 (2 threads, one stream each,
@@ -79,7 +80,25 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
     for (int c = 0; c < RC; ++c) {
       s[c][0] = s[c][1] = _mm256_setzero_si256();
     }
-    if constexpr (F == X8Fmt::kQ8_0) {
+    if constexpr (F == X8Fmt::kIQ4_NL) {
+      // The table holds each value + 128 (its sign bit flipped): the
+      // unsigned codes of the Q8_0 path, straight from the nibbles.
+      const __m256i table = _mm256_xor_si256(x86::ByteTable16(kIQ4NLValues),
+                                             _mm256_set1_epi8(static_cast<char>(0x80)));
+      const __m256i m4 = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + 16 + 32 * j));
+        const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, m4));
+        const __m256i hi =
+            _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+        for (int c = 0; c < RC; ++c) {
+          const int8_t* a = x[c].qs + 32 * b;
+          s[c][0] = _mm256_dpbusd_epi32(s[c][0], lo, Bcast4(a + 4 * j));
+          s[c][1] = _mm256_dpbusd_epi32(s[c][1], hi, Bcast4(a + 16 + 4 * j));
+        }
+      }
+    } else if constexpr (F == X8Fmt::kQ8_0) {
       const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
