@@ -1,4 +1,5 @@
-// AVX2 x8 tiles of the K-quants (packed_x8.h's Q4_K, Q5_K and Q6_K layouts)
+// AVX2 x8 tiles of the K-quants (packed_x8.h's Q2_K, Q4_K, Q5_K and Q6_K
+// layouts)
 // against Q8_K activations; the legacy formats' tiles and the frame they
 // share are described in avx2_x8.cc.
 //
@@ -122,6 +123,91 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
   }
 }
 
+// Q2_K: the pair p's scale bytes (sc | m << 4 of groups 2p, 2p + 1), row
+// i's as two int16 in lane i.
+static inline __m256i Q2KPair(const uint8_t* gb, int p) {
+  return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 32 + 16 * p)));
+}
+
+// Q2_K against Q8_K activations (packed_x8.h's Q2_K layout). Per group s
+// and column, the 4 maddubs of its 2-bit codes add in int16 (|sum| <= 4 * 2
+// * 3 * 128), and madd with the row's 4-bit scale in both halves of its
+// lane gives sc * dot in int32; per super-block the mins madd each pair
+// (m_2p, m_2p+1) against the column's (asum_2p, asum_2p+1). Per lane:
+//   acc = fma(float(isum), d * da, acc)
+//   accm = fma(float(msum), dmin * da, accm)
+//   y = acc - accm
+template <int RC>
+void TileX8Q2K(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride, float* y,
+               size_t y_stride) {
+  constexpr int kGB = kX8Rows * static_cast<int>(sizeof(BlockQ2_K));
+  const int64_t nb = k / kQK_K;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  const BlockQ8_K* xb[RC];
+  Q8KColumns<RC>(xq, xq_stride, xb);
+  const __m256i m3 = _mm256_set1_epi8(3);
+  const __m256i m15 = _mm256_set1_epi16(15);
+  __m256 acc[RC], accm[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* gb = g + b * kGB;
+    PrefetchAhead<kGB>(gb);
+    __m256i isum[RC];
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int p = 0; p < 8; ++p) {
+      const __m256i sc = _mm256_and_si256(Q2KPair(gb, p), m15);
+      const __m256i scs[2] = {_mm256_shufflehi_epi16(_mm256_shufflelo_epi16(sc, 0xa0), 0xa0),
+                              _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(sc, 0xf5), 0xf5)};
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const int s = 2 * p + h;
+        const __m256i v =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + kX8Q2KCodes + 32 * s));
+        __m256i s16[RC];
+#pragma GCC unroll 4
+        for (int c = 0; c < RC; ++c) s16[c] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+        for (int u = 0; u < 4; ++u) {
+          const __m256i q = _mm256_and_si256(_mm256_srli_epi16(v, 2 * u), m3);
+#pragma GCC unroll 4
+          for (int c = 0; c < RC; ++c) {
+            s16[c] = _mm256_add_epi16(
+                s16[c], _mm256_maddubs_epi16(q, Bcast4(xb[c][b].qs + 16 * s + 4 * u)));
+          }
+        }
+#pragma GCC unroll 4
+        for (int c = 0; c < RC; ++c) {
+          isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(s16[c], scs[h]));
+        }
+      }
+    }
+    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+    const __m256 dm =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      const int16_t* bs = xb[c][b].bsums;
+      __m256i msum = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int p = 0; p < 8; ++p) {
+        const uint32_t pair = static_cast<uint16_t>(bs[2 * p]) |
+                              static_cast<uint32_t>(static_cast<uint16_t>(bs[2 * p + 1])) << 16;
+        msum = _mm256_add_epi32(
+            msum, _mm256_madd_epi16(_mm256_srli_epi16(Q2KPair(gb, p), 4),
+                                    _mm256_set1_epi32(static_cast<int32_t>(pair))));
+      }
+      const __m256 vda = _mm256_set1_ps(xb[c][b].d);
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(dw, vda), acc[c]);
+      accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dm, vda), accm[c]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) StoreRows(_mm256_sub_ps(acc[c], accm[c]), nr, y + c * y_stride);
+}
+
 // Q6_K against Q8_K activations (packed_x8.h's Q6_K layout). Per sub-block
 // (4 vectors) and column, the codes' maddubs add in pairs in int16
 // (|sum| <= 2 * 2 * 63 * 128) and each pair's madd with the sub-block's
@@ -235,6 +321,13 @@ void TileNX8Q45K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const vo
   });
 }
 
+void TileNX8Q2K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
+                size_t xq_stride, int nc, float* y, size_t y_stride) {
+  WithCols<kX8ColsQ4K>(nc, [&](auto rc) {
+    TileX8Q2K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
+}
+
 void TileNX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
                 const void* xq, size_t xq_stride, int nc, float* y,
                 size_t y_stride) {
@@ -257,6 +350,8 @@ void FillX8KQuants(KernelTable* t) {
       ActFormat::kQ8K, q8k, nullptr, TileNX8Q45K<true>, kX8Rows, kX8ColsQ4K};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ6_K)] = MatMulKernel{
       ActFormat::kQ8K, q8k, nullptr, TileNX8Q6K, kX8Rows, kX8WideCols};
+  t->matmul_x8[static_cast<int>(WeightFormat::kQ2_K)] = MatMulKernel{
+      ActFormat::kQ8K, q8k, nullptr, TileNX8Q2K, kX8Rows, kX8ColsQ4K};
 }
 
 }  // namespace weft::kernels::avx2

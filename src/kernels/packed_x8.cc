@@ -82,6 +82,29 @@ void PackBlockQ45K(const uint8_t* const* rows, int n_rows, int64_t b, uint8_t* d
   }
 }
 
+// Q2_K super-block b of the 8 rows (see the header).
+void PackBlockQ2K(const uint8_t* const* rows, int n_rows, int64_t b, uint8_t* dst) {
+  std::memset(dst, 0, kX8Rows * sizeof(BlockQ2_K));
+  for (int i = 0; i < n_rows; ++i) {
+    const BlockQ2_K& blk = reinterpret_cast<const BlockQ2_K*>(rows[i])[b];
+    std::memcpy(dst + 2 * i, &blk.d, 2);
+    std::memcpy(dst + 16 + 2 * i, &blk.dmin, 2);
+    for (int s = 0; s < 16; ++s) dst[32 + 16 * (s / 2) + 2 * i + s % 2] = blk.scales[s];
+    for (int s = 0; s < 16; ++s) {
+      for (int t = 0; t < 4; ++t) {
+        uint8_t v = 0;
+        for (int u = 0; u < 4; ++u) {
+          // Element e of the block: code (qs[32 (e / 128) + e % 32] >> 2 ((e % 128) / 32)) & 3.
+          const int e = 16 * s + 4 * u + t;
+          const int code = (blk.qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+          v |= static_cast<uint8_t>(code << (2 * u));
+        }
+        dst[kX8Q2KCodes + 32 * s + 4 * i + t] = v;
+      }
+    }
+  }
+}
+
 // The 6-bit codes (0..63; w = d * sc * (code - 32)) of one Q6_K block.
 void Q6KCodes(const BlockQ6_K& blk, uint8_t* q6) {
   const uint8_t* ql = blk.ql;
@@ -126,7 +149,8 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
   constexpr bool kK4 = std::is_same_v<Block, BlockQ4_K>;
   constexpr bool kK5 = std::is_same_v<Block, BlockQ5_K>;
   constexpr bool kK6 = std::is_same_v<Block, BlockQ6_K>;
-  constexpr int kBlockElems = kK4 || kK5 || kK6 ? kQK_K : 32;
+  constexpr bool kK2 = std::is_same_v<Block, BlockQ2_K>;
+  constexpr int kBlockElems = kK2 || kK4 || kK5 || kK6 ? kQK_K : 32;
   constexpr size_t kX8Bytes = kK4   ? kX8Q4KBlockBytes
                               : kK5 ? kX8Q5KBlockBytes
                                     : sizeof(Block);  // per row and block
@@ -143,6 +167,8 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
     for (int64_t b = 0; b < nb; ++b) {
       if constexpr (kK4 || kK5) {
         PackBlockQ45K<Block>(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
+      } else if constexpr (kK2) {
+        PackBlockQ2K(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
       } else if constexpr (kK6) {
         PackBlockQ6K(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
       } else {
@@ -156,7 +182,8 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
 
 bool CanPackX8(GgmlType type) {
   return type == GgmlType::kQ4_0 || type == GgmlType::kQ5_0 ||
-         type == GgmlType::kQ8_0 || type == GgmlType::kIQ4_NL || type == GgmlType::kQ4_K ||
+         type == GgmlType::kQ8_0 || type == GgmlType::kIQ4_NL || type == GgmlType::kQ2_K ||
+         type == GgmlType::kQ4_K ||
          type == GgmlType::kQ5_K || type == GgmlType::kQ6_K;
 }
 
@@ -198,6 +225,9 @@ void PackX8(GgmlType type, const void* w, size_t w_row_bytes, int64_t n,
       break;
     case GgmlType::kQ6_K:
       PackAll<BlockQ6_K>(src, w_row_bytes, n, k, dst);
+      break;
+    case GgmlType::kQ2_K:
+      PackAll<BlockQ2_K>(src, w_row_bytes, n, k, dst);
       break;
     default:
       PackAll<BlockQ8_0>(src, w_row_bytes, n, k, dst);

@@ -1,4 +1,4 @@
-// The x8 weight layout: Q4_0, Q5_0, Q8_0, IQ4_NL, Q4_K, Q5_K and Q6_K
+// The x8 weight layout: Q4_0, Q5_0, Q8_0, IQ4_NL, Q2_K, Q4_K, Q5_K and Q6_K
 // matrices with 8 rows
 // interleaved block by block, repacked once at load time for MatMul.
 //
@@ -36,6 +36,13 @@
 //   h[4][2][32]    chunk c: byte 4i + t of the first 32 holds in bit j the
 //                  5th bit of the low nibble of vector j's byte 4i + t, the
 //                  second 32 those of the high nibbles
+// Q2_K, per super-block (8 * 84 bytes, the file's size), with the 2-bit
+// codes q (w = d * sc * q - dmin * m) of group s (elements 16s .. 16s+15):
+//   d[8], dmin[8]  fp16                                       32 bytes
+//   scm[8][8][2]   the file's scale byte (sc | m << 4): pair p, row i:
+//                  groups 2p, 2p+1
+//   q[16][32]      group s: byte 4i + t holds in bits 2u element 4u + t
+//                  of row i's group
 // Q6_K, per super-block (8 * 210 bytes, the file's size), with the 6-bit
 // codes q (w = d * sc * (q - 32)) of sub-block s (elements 16s .. 16s+15)
 // in vectors j = 0..3 of elements 16s+4j .. 16s+4j+3 (row i at 4i .. 4i+3):
@@ -61,11 +68,13 @@ inline constexpr int kX8Rows = 8;
 inline constexpr size_t kX8Q4KBlockBytes = 148;
 // The same for Q5_K (file: 176): the Q4_K part, then 32 bytes of 5th bits.
 inline constexpr size_t kX8Q5KBlockBytes = 180;
+// Offset of the codes in a Q2_K group super-block (d, dmin and scales first).
+inline constexpr size_t kX8Q2KCodes = 160;
 // Offset of the codes in a Q6_K group super-block (d and scales first).
 inline constexpr size_t kX8Q6KCodes = 144;
 
-// Whether MatMul has x8 kernels for `type` (Q4_0, Q5_0, Q8_0, IQ4_NL, Q4_K,
-// Q5_K, Q6_K).
+// Whether MatMul has x8 kernels for `type` (Q4_0, Q5_0, Q8_0, IQ4_NL, Q2_K,
+// Q4_K, Q5_K, Q6_K).
 bool CanPackX8(GgmlType type);
 
 // Bytes per row in the x8 layout (a group is 8 of them): RowBytes, but

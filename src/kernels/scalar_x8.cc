@@ -147,6 +147,28 @@ void TileX8Q45K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const voi
       });
 }
 
+// Q2_K in the x8 layout against Q8_K activations, per row and super-block:
+// isum = sum_s sc_s * dot_s, msum = sum_s m_s * asum_s.
+void TileX8Q2K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
+               size_t xq_stride, int nc, float* y, size_t y_stride) {
+  TileX8K<sizeof(BlockQ2_K), true>(
+      k, w, nr, xq, xq_stride, nc, y, y_stride,
+      [](const uint8_t* gb, int i, const BlockQ8_K& a, int32_t* isum, int32_t* msum) {
+        for (int s = 0; s < 16; ++s) {
+          int32_t dot = 0;
+          for (int u = 0; u < 4; ++u) {
+            for (int t = 0; t < 4; ++t) {
+              const int q = (gb[kX8Q2KCodes + 32 * s + 4 * i + t] >> (2 * u)) & 3;
+              dot += q * a.qs[16 * s + 4 * u + t];
+            }
+          }
+          const uint8_t scm = gb[32 + 16 * (s / 2) + 2 * i + s % 2];
+          *isum += (scm & 15) * dot;
+          *msum += (scm >> 4) * a.bsums[s];
+        }
+      });
+}
+
 // Q6_K in the x8 layout against Q8_K activations, per row and super-block,
 // in integers: isum = sum_s sc_s * (sum_e q_e * a_e - 32 * asum_s).
 void TileX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
@@ -191,6 +213,8 @@ void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32) {
       ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q45K<true>, kX8Rows, 1};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ6_K)] = MatMulKernel{
       ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q6K, kX8Rows, 1};
+  t->matmul_x8[static_cast<int>(WeightFormat::kQ2_K)] = MatMulKernel{
+      ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q2K, kX8Rows, 1};
 }
 
 }  // namespace weft::kernels

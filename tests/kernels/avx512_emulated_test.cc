@@ -176,7 +176,8 @@ TEST(Avx512EmulatedTest, NativeTableMatchesEmulation) {
   uint32_t seed = 7200;
   const GgmlType types[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
                             GgmlType::kF32,  GgmlType::kF16,  GgmlType::kQ4_K,
-                            GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_NL};
+                            GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_NL,
+                            GgmlType::kQ2_K};
   for (GgmlType type : types) {
     const std::vector<int64_t> ks = TypeTraits(type).block_size == 256
                                         ? std::vector<int64_t>{256, 2304}
@@ -188,7 +189,8 @@ TEST(Avx512EmulatedTest, NativeTableMatchesEmulation) {
             << Name(type, m, k, false);
         if (type == GgmlType::kQ4_0 || type == GgmlType::kQ5_0 ||
             type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K ||
-            type == GgmlType::kQ5_K || type == GgmlType::kQ6_K || type == GgmlType::kIQ4_NL) {
+            type == GgmlType::kQ5_K || type == GgmlType::kQ6_K || type == GgmlType::kIQ4_NL ||
+            type == GgmlType::kQ2_K) {
           EXPECT_EQ(RunMatMul(native, p, nullptr, true),
                     RunMatMul(emu, p, nullptr, true))
               << Name(type, m, k, true);

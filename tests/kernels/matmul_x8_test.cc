@@ -29,8 +29,8 @@ using testing::RunMatMul;
 using testing::TablesUnderTest;
 
 constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
-                               GgmlType::kIQ4_NL, GgmlType::kQ4_K, GgmlType::kQ5_K,
-                               GgmlType::kQ6_K};
+                               GgmlType::kIQ4_NL, GgmlType::kQ2_K, GgmlType::kQ4_K,
+                               GgmlType::kQ5_K, GgmlType::kQ6_K};
 
 std::string Name(GgmlType t, int64_t m, int64_t n, int64_t k) {
   return StrFormat("%s x8 M=%lld N=%lld K=%lld",
@@ -50,6 +50,7 @@ TEST(MatMulX8Test, Layout) {
   EXPECT_TRUE(CanPackX8(GgmlType::kQ8_0));
   EXPECT_TRUE(CanPackX8(GgmlType::kIQ4_NL));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ4_K));
+  EXPECT_TRUE(CanPackX8(GgmlType::kQ2_K));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ5_K));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ6_K));
   EXPECT_FALSE(CanPackX8(GgmlType::kQ3_K));
