@@ -38,8 +38,8 @@
 #include "apps/command.h"
 #include "apps/flags.h"
 #include "model/kv_cache.h"
+#include "runtime/engine_builder.h"
 #include "server/backend.h"
-#include "server/model_backend.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -373,7 +373,7 @@ int RunChat(int argc, char** argv) {
   if (!(repeat_penalty > 0 && repeat_penalty <= 100)) return Fail(2, "--repeat-penalty must be in (0, 100]");
   if (!model::ParseKvType(kv_type).ok()) return Fail(2, "--kv-type must be f32, f16 or q8_0");
 
-  server::ModelBackendConfig mc;
+  runtime::EngineConfig mc;
   std::string error;
   if (!ParseKvMemory(kv_memory, &mc.kv_bytes, &error)) return Fail(2, error);
   mc.model_path = model_path;
@@ -390,9 +390,9 @@ int RunChat(int argc, char** argv) {
   sigaddset(&sigint, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
   std::fprintf(stderr, "weft chat: loading %s\n", model_path.c_str());
-  server::ModelBackendSummary summary;
+  runtime::EngineSummary summary;
   StatusOr<std::unique_ptr<server::EngineBackend>> backend =
-      server::LoadEngineBackend(mc, &summary);
+      runtime::BuildBackend(mc, &summary);
   if (!backend.ok()) {
     const std::string msg = backend.status().message();
     return Fail(backend.status().code() == StatusCode::kResourceExhausted ? 1 : 2,

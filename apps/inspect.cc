@@ -14,7 +14,7 @@
 #include "gguf/gguf.h"
 #include "kernels/matmul.h"
 #include "kernels/packed_x8.h"
-#include "server/chat_render.h"
+#include "runtime/chat_template_choice.h"
 #include "tensor/quant.h"
 #include "tensor/types.h"
 #include "tokenizer/vocab.h"
@@ -144,7 +144,7 @@ Json Summarize(const GgufFile& f, bool with_tensors) {
   // vocabulary supports ("builtin:gemma"), as `weft serve` chooses it.
   StatusOr<tokenizer::Vocab> vocab = tokenizer::LoadVocab(f);
   j["chat_template"] =
-      vocab.ok() ? Json(server::ChooseChatTemplate(f, *vocab).origin) : Json();
+      vocab.ok() ? Json(runtime::ChooseChatTemplate(f, *vocab).origin) : Json();
   Json meta = Json::object();
   // Appended to the ordered map's vector: its operator[] searches the keys
   // linearly (quadratic in a file's key count), and the reader already

@@ -20,7 +20,7 @@
 #include "apps/flags.h"
 #include "engine/scheduler_config.h"
 #include "model/kv_cache.h"
-#include "server/model_backend.h"
+#include "runtime/engine_builder.h"
 #include "server/server.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -124,7 +124,7 @@ int RunServe(int argc, char** argv) {
   if (!model::ParseKvType(kv_type).ok()) {
     return Fail(2, "--kv-type must be f32, f16 or q8_0, not '" + CEscape(kv_type) + "'");
   }
-  server::ModelBackendConfig mc;
+  runtime::EngineConfig mc;
   mc.kv_type = kv_type;
   std::string error;
   if (!ParseKvMemory(kv_memory, &mc.kv_bytes, &error)) return Fail(2, error);
@@ -160,9 +160,9 @@ int RunServe(int argc, char** argv) {
 
   LOG(INFO) << "loading " << model_path;
   const auto load_start = std::chrono::steady_clock::now();
-  server::ModelBackendSummary summary;
+  runtime::EngineSummary summary;
   StatusOr<std::unique_ptr<server::EngineBackend>> backend =
-      server::LoadEngineBackend(mc, &summary);
+      runtime::BuildBackend(mc, &summary);
   if (!backend.ok()) {
     const StatusCode c = backend.status().code();
     const std::string msg = backend.status().message();

@@ -17,6 +17,7 @@
 #include "apps/flags.h"
 #include "chat/builtin_templates.h"
 #include "gguf/gguf.h"
+#include "runtime/chat_template_choice.h"
 #include "server/chat_render.h"
 #include "tokenizer/vocab.h"
 #include "util/strings.h"
@@ -116,7 +117,7 @@ int RunTemplate(int argc, char** argv) {
     if (!flags.WasSet("bos")) bos = TokenText(*vocab, vocab->bos);
     if (!flags.WasSet("eos")) eos = TokenText(*vocab, vocab->eos);
     if (source.empty()) {
-      server::ChatTemplateChoice c = server::ChooseChatTemplate(**file, *vocab);
+      runtime::ChatTemplateChoice c = runtime::ChooseChatTemplate(**file, *vocab);
       source = std::move(c.source);
       origin = std::move(c.origin);
     }

@@ -1,8 +1,9 @@
 // ChatRenderer: renders a server ChatTemplateRequest into prompt text with a
 // Jinja chat template (the GGUF's tokenizer.chat_template, a --chat-template
-// file, or a built-in one chosen from the vocabulary: ChooseChatTemplate),
-// the way transformers' apply_chat_template does. Tool definitions, tool-call arguments and template kwargs arrive as
-// JSON text and are turned into template values here.
+// file, or a built-in one chosen from the vocabulary: runtime's
+// ChooseChatTemplate), the way transformers' apply_chat_template does. Tool
+// definitions, tool-call arguments and template kwargs arrive as JSON text
+// and are turned into template values here.
 //
 // A template that does not parse does not stop the server: Create() keeps
 // the error, and every Render() returns it (Unimplemented -> HTTP 400), so
@@ -19,9 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/template.h"
-#include "gguf/gguf.h"
 #include "server/backend.h"
-#include "tokenizer/vocab.h"
 #include "util/status.h"
 
 namespace weft::server {
@@ -30,30 +29,6 @@ namespace weft::server {
 // `depth` 128 or for values a template cannot hold.
 StatusOr<chat::Value> ChatValueFromJson(const nlohmann::ordered_json& j,
                                         int depth = 0);
-
-// Whether `text` is one token of `vocab` that a rendered prompt's
-// tokenization reads as a single special token (control or user-defined).
-bool IsSpecialToken(const tokenizer::Vocab& vocab, std::string_view text);
-
-// The chat template a model is served with, and where it came from.
-struct ChatTemplateChoice {
-  std::string source;  // Jinja source
-  // "file:PATH" (--chat-template), "gguf" (tokenizer.chat_template) or
-  // "builtin:NAME" (chat/builtin_templates.h), as /v1/effective-config and
-  // `weft inspect` report it.
-  std::string origin;
-  // Stop strings every chat request adds (a built-in template's next-turn
-  // marker for models without an end-of-turn token).
-  std::vector<std::string> stop;
-};
-
-// `override_source` (from `override_path`) when not empty, else the GGUF's
-// tokenizer.chat_template when it is a non-empty string, else the built-in
-// template the vocabulary supports (chat::ChooseBuiltinTemplate).
-ChatTemplateChoice ChooseChatTemplate(const gguf::GgufFile& file,
-                                      const tokenizer::Vocab& vocab,
-                                      std::string_view override_source = {},
-                                      std::string_view override_path = {});
 
 class ChatRenderer {
  public:

@@ -1,4 +1,4 @@
-// Which chat template a model gets (server::ChooseChatTemplate): the GGUF's,
+// Which chat template a model gets (runtime::ChooseChatTemplate): the GGUF's,
 // a --chat-template file, or the built-in one its vocabulary supports. Each
 // case builds a small GGUF vocabulary here, and every rendered chat is
 // checked to write no control marker that is not a special token.
@@ -12,10 +12,10 @@
 #include "chat/template.h"
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
-#include "server/chat_render.h"
+#include "runtime/chat_template_choice.h"
 #include "tokenizer/vocab.h"
 
-namespace weft::server {
+namespace weft::runtime {
 namespace {
 
 constexpr int32_t kNormal = 1, kControl = 3, kUserDefined = 4;
@@ -169,4 +169,4 @@ TEST(ChatTemplateChoice, FileTemplateWinsThenOverride) {
 }
 
 }  // namespace
-}  // namespace weft::server
+}  // namespace weft::runtime

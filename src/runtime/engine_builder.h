@@ -1,11 +1,12 @@
-// Loading the real backend: opens a GGUF model, builds its tokenizer, chat
-// template, ModelExecutor (paged KV sized from a byte budget) and Engine,
-// and wraps them in an EngineBackend with the model's facts filled in
-// (path, size, architecture, quantization, context length, parameter
-// count).
+// Assembling the real backend from a model file: opens the GGUF model,
+// builds its tokenizer, chat template, ModelExecutor (paged KV sized from a
+// byte budget) and Engine, and wraps them in a server::EngineBackend with
+// the model's facts filled in (path, size, architecture, quantization,
+// context length, parameter count). `weft serve` and `weft chat` start
+// through here; the server itself only sees the Backend interface.
 //
-// Thread safety: LoadEngineBackend may be called from any thread; the result
-// is as thread-safe as EngineBackend.
+// Thread safety: BuildBackend may be called from any thread; the result is
+// as thread-safe as EngineBackend.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +17,10 @@
 #include "server/engine_backend.h"
 #include "util/status.h"
 
-namespace weft::server {
+namespace weft::runtime {
 
-struct ModelBackendConfig {
+// What to build: the model file and how to size and run the engine.
+struct EngineConfig {
   std::string model_path;          // GGUF file
   std::string model_id;            // name for clients; empty = file stem
   // Jinja source overriding the GGUF's tokenizer.chat_template; empty =
@@ -38,8 +40,8 @@ struct ModelBackendConfig {
   std::string trace_path;
 };
 
-// What was loaded, for the start-up log.
-struct ModelBackendSummary {
+// What was built, for the start-up log.
+struct EngineSummary {
   std::string model;        // one line: architecture, layers, ...
   int64_t kv_blocks = 0;    // KV blocks allocated (full-attention group)
   int64_t kv_local_blocks = 0;  // of the sliding-window group (0: none)
@@ -54,11 +56,9 @@ struct ModelBackendSummary {
 
 // Errors: the model file is missing/invalid (InvalidArgument, NotFound,
 // DataLoss, Unimplemented), the KV budget holds no full sequence
-// (InvalidArgument), a bad kv_type (InvalidArgument), allocation failures (ResourceExhausted).
-StatusOr<std::unique_ptr<EngineBackend>> LoadEngineBackend(
-    const ModelBackendConfig& config, ModelBackendSummary* summary);
+// (InvalidArgument), a bad kv_type (InvalidArgument), allocation failures
+// (ResourceExhausted). `summary` may be null.
+StatusOr<std::unique_ptr<server::EngineBackend>> BuildBackend(
+    const EngineConfig& config, EngineSummary* summary);
 
-// The llama.cpp name of a general.file_type value ("Q4_K_M"), or "".
-std::string FileTypeName(uint32_t file_type);
-
-}  // namespace weft::server
+}  // namespace weft::runtime
