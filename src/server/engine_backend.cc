@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "sampling/params.h"
 #include "server/sequence_text.h"
 #include "util/log.h"
 #include "util/strings.h"
