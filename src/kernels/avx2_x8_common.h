@@ -182,6 +182,28 @@ static inline Q6KCodes Q6KDecode(const uint8_t* gb, int s) {
                           _mm256_and_si256(_mm256_srli_epi16(hb, 2), m30))};
 }
 
+// The 3-bit codes u (0..7) of Q3_K group s (packed_x8.h), as Q6KCodes: the
+// low 2 bits from the group's vector, the 3rd (bit 4h + u of the pair's h
+// vector, h = s % 2) moved to bit 2.
+static inline __m256i Q3KBit3(__m256i hv, int bit) {
+  const __m256i m = _mm256_set1_epi8(4);
+  return bit >= 2 ? _mm256_and_si256(_mm256_srli_epi16(hv, bit - 2), m)
+                  : _mm256_and_si256(_mm256_slli_epi16(hv, 2 - bit), m);
+}
+
+static inline Q6KCodes Q3KDecode(const uint8_t* gb, int s) {
+  const __m256i m3 = _mm256_set1_epi8(3);
+  const __m256i v =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + kX8Q3KCodes + 32 * s));
+  const __m256i hv =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + kX8Q3KHigh + 32 * (s / 2)));
+  const int b0 = 4 * (s % 2);
+  return {_mm256_or_si256(_mm256_and_si256(v, m3), Q3KBit3(hv, b0)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 2), m3), Q3KBit3(hv, b0 + 1)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m3), Q3KBit3(hv, b0 + 2)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 6), m3), Q3KBit3(hv, b0 + 3))};
+}
+
 // sc * (the sub-block's codes . a), per row in int32 (a: its 16 int8
 // activations).
 static inline __m256i Q6KSubDot(const Q6KCodes& q, __m256i sc,
@@ -215,10 +237,12 @@ static inline __m256i Q6KScaledAsums(const uint8_t* gb, const int16_t* bsums) {
 // isum: sum_s sc_s * dot_s per row; dw: the rows' d): the -32 offset in
 // integers, then the scale, as every Q6_K x8 tile does per pair, and so
 // the bits they give. Returns the new accumulator.
+// kShift: log2 of the codes' offset (Q6_K 32; Q3_K, laid out alike, 4).
+template <int kShift = 5>
 static inline __m256 Q6KAccumulate(const uint8_t* gb, __m256 dw, __m256i isum,
                                    const BlockQ8_K& xb, __m256 acc) {
   const __m256i total = _mm256_sub_epi32(
-      isum, _mm256_slli_epi32(Q6KScaledAsums(gb, xb.bsums), 5));
+      isum, _mm256_slli_epi32(Q6KScaledAsums(gb, xb.bsums), kShift));
   return _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),
                          _mm256_mul_ps(dw, _mm256_set1_ps(xb.d)), acc);
 }

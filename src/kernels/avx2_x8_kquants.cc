@@ -1,5 +1,4 @@
-// AVX2 x8 tiles of the K-quants (packed_x8.h's Q2_K, Q4_K, Q5_K and Q6_K
-// layouts)
+// AVX2 x8 tiles of the K-quants (packed_x8.h's Q2_K .. Q6_K layouts)
 // against Q8_K activations; the legacy formats' tiles and the frame they
 // share are described in avx2_x8.cc.
 //
@@ -215,10 +214,14 @@ void TileX8Q2K(int64_t k, const void* w, int nr, const void* xq, size_t xq_strid
 // column's bsums against the scale pairs give the -32 offset in integers:
 //   isum = sum_s sc_s * dot_s - 32 * sum_s sc_s * asum_s
 //   acc = fma(float(isum), d * da, acc)
-template <int RC>
+//
+// kQ3: Q3_K (its layout shares Q6_K's d and scales; Q3KDecode gives its
+// 3-bit codes, offset 4).
+template <int RC, bool kQ3 = false>
 void TileX8Q6K(int64_t k, const void* w, int nr, const void* xq,
                size_t xq_stride, float* y, size_t y_stride) {
-  constexpr int kGB = kX8Rows * static_cast<int>(sizeof(BlockQ6_K));
+  constexpr int kGB =
+      kX8Rows * static_cast<int>(kQ3 ? kX8Q3KBlockBytes : sizeof(BlockQ6_K));
   const int64_t nb = k / kQK_K;
   const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
@@ -239,7 +242,7 @@ void TileX8Q6K(int64_t k, const void* w, int nr, const void* xq,
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const int s = 2 * p + h;
-        const Q6KCodes q = Q6KDecode(gb, s);
+        const Q6KCodes q = kQ3 ? Q3KDecode(gb, s) : Q6KDecode(gb, s);
 #pragma GCC unroll 4
         for (int c = 0; c < RC; ++c) {
           isum[c] = _mm256_add_epi32(isum[c],
@@ -252,7 +255,7 @@ void TileX8Q6K(int64_t k, const void* w, int nr, const void* xq,
         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
 #pragma GCC unroll 4
     for (int c = 0; c < RC; ++c) {
-      acc[c] = Q6KAccumulate(gb, dw, isum[c], xb[c][b], acc[c]);
+      acc[c] = Q6KAccumulate<kQ3 ? 2 : 5>(gb, dw, isum[c], xb[c][b], acc[c]);
     }
   }
 #pragma GCC unroll 4
@@ -328,6 +331,13 @@ void TileNX8Q2K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const voi
   });
 }
 
+void TileNX8Q3K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
+                size_t xq_stride, int nc, float* y, size_t y_stride) {
+  WithCols<kX8ColsQ4K>(nc, [&](auto rc) {
+    TileX8Q6K<decltype(rc)::value, true>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
+}
+
 void TileNX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
                 const void* xq, size_t xq_stride, int nc, float* y,
                 size_t y_stride) {
@@ -352,6 +362,8 @@ void FillX8KQuants(KernelTable* t) {
       ActFormat::kQ8K, q8k, nullptr, TileNX8Q6K, kX8Rows, kX8WideCols};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ2_K)] = MatMulKernel{
       ActFormat::kQ8K, q8k, nullptr, TileNX8Q2K, kX8Rows, kX8ColsQ4K};
+  t->matmul_x8[static_cast<int>(WeightFormat::kQ3_K)] = MatMulKernel{
+      ActFormat::kQ8K, q8k, nullptr, TileNX8Q3K, kX8Rows, kX8ColsQ4K};
 }
 
 }  // namespace weft::kernels::avx2

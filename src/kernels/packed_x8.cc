@@ -105,6 +105,34 @@ void PackBlockQ2K(const uint8_t* const* rows, int n_rows, int64_t b, uint8_t* ds
   }
 }
 
+// Q3_K super-block b of the 8 rows (see the header).
+void PackBlockQ3K(const uint8_t* const* rows, int n_rows, int64_t b, uint8_t* dst) {
+  std::memset(dst, 0, kX8Rows * kX8Q3KBlockBytes);
+  for (int i = 0; i < n_rows; ++i) {
+    const BlockQ3_K& blk = reinterpret_cast<const BlockQ3_K*>(rows[i])[b];
+    std::memcpy(dst + 2 * i, &blk.d, 2);
+    for (int s = 0; s < 16; ++s) {
+      const int lo = s < 8 ? (blk.scales[s] & 0x0f) : (blk.scales[s - 8] >> 4);
+      const int hi = (blk.scales[8 + s % 4] >> (2 * (s / 4))) & 3;
+      dst[16 + 16 * (s / 2) + 2 * i + s % 2] = static_cast<uint8_t>((lo | (hi << 4)) - 32);
+    }
+    for (int s = 0; s < 16; ++s) {
+      for (int t = 0; t < 4; ++t) {
+        uint8_t v = 0, h = 0;
+        for (int u = 0; u < 4; ++u) {
+          const int e = 16 * s + 4 * u + t;
+          const int q2 = (blk.qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+          const int hbit = (blk.hmask[e % 32] >> (e / 32)) & 1;
+          v |= static_cast<uint8_t>(q2 << (2 * u));
+          h |= static_cast<uint8_t>(hbit << (4 * (s % 2) + u));
+        }
+        dst[kX8Q3KCodes + 32 * s + 4 * i + t] = v;
+        dst[kX8Q3KHigh + 32 * (s / 2) + 4 * i + t] |= h;
+      }
+    }
+  }
+}
+
 // The 6-bit codes (0..63; w = d * sc * (code - 32)) of one Q6_K block.
 void Q6KCodes(const BlockQ6_K& blk, uint8_t* q6) {
   const uint8_t* ql = blk.ql;
@@ -150,8 +178,10 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
   constexpr bool kK5 = std::is_same_v<Block, BlockQ5_K>;
   constexpr bool kK6 = std::is_same_v<Block, BlockQ6_K>;
   constexpr bool kK2 = std::is_same_v<Block, BlockQ2_K>;
-  constexpr int kBlockElems = kK2 || kK4 || kK5 || kK6 ? kQK_K : 32;
-  constexpr size_t kX8Bytes = kK4   ? kX8Q4KBlockBytes
+  constexpr bool kK3 = std::is_same_v<Block, BlockQ3_K>;
+  constexpr int kBlockElems = kK2 || kK3 || kK4 || kK5 || kK6 ? kQK_K : 32;
+  constexpr size_t kX8Bytes = kK3   ? kX8Q3KBlockBytes
+                              : kK4 ? kX8Q4KBlockBytes
                               : kK5 ? kX8Q5KBlockBytes
                                     : sizeof(Block);  // per row and block
   const int64_t nb = k / kBlockElems;
@@ -167,6 +197,8 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
     for (int64_t b = 0; b < nb; ++b) {
       if constexpr (kK4 || kK5) {
         PackBlockQ45K<Block>(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
+      } else if constexpr (kK3) {
+        PackBlockQ3K(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
       } else if constexpr (kK2) {
         PackBlockQ2K(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
       } else if constexpr (kK6) {
@@ -183,7 +215,7 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
 bool CanPackX8(GgmlType type) {
   return type == GgmlType::kQ4_0 || type == GgmlType::kQ5_0 ||
          type == GgmlType::kQ8_0 || type == GgmlType::kIQ4_NL || type == GgmlType::kQ2_K ||
-         type == GgmlType::kQ4_K ||
+         type == GgmlType::kQ3_K || type == GgmlType::kQ4_K ||
          type == GgmlType::kQ5_K || type == GgmlType::kQ6_K;
 }
 
@@ -191,7 +223,8 @@ size_t X8RowBytes(GgmlType type, int64_t k) {
   const GgmlTypeTraits& t = TypeTraits(type);
   CHECK(CanPackX8(type) && k % t.block_size == 0)
       << TypeName(type) << " k=" << k;
-  const size_t per_block = type == GgmlType::kQ4_K   ? kX8Q4KBlockBytes
+  const size_t per_block = type == GgmlType::kQ3_K   ? kX8Q3KBlockBytes
+                           : type == GgmlType::kQ4_K ? kX8Q4KBlockBytes
                            : type == GgmlType::kQ5_K ? kX8Q5KBlockBytes
                                                      : t.type_size;
   return static_cast<size_t>(k / t.block_size) * per_block;
@@ -228,6 +261,9 @@ void PackX8(GgmlType type, const void* w, size_t w_row_bytes, int64_t n,
       break;
     case GgmlType::kQ2_K:
       PackAll<BlockQ2_K>(src, w_row_bytes, n, k, dst);
+      break;
+    case GgmlType::kQ3_K:
+      PackAll<BlockQ3_K>(src, w_row_bytes, n, k, dst);
       break;
     default:
       PackAll<BlockQ8_0>(src, w_row_bytes, n, k, dst);

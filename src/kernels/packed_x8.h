@@ -1,5 +1,5 @@
-// The x8 weight layout: Q4_0, Q5_0, Q8_0, IQ4_NL, Q2_K, Q4_K, Q5_K and Q6_K
-// matrices with 8 rows
+// The x8 weight layout: Q4_0, Q5_0, Q8_0, IQ4_NL and the K-quants Q2_K ..
+// Q6_K: matrices with 8 rows
 // interleaved block by block, repacked once at load time for MatMul.
 //
 // In the file's row-major layout a decode tile reads 4 rows side by side,
@@ -43,6 +43,15 @@
 //                  groups 2p, 2p+1
 //   q[16][32]      group s: byte 4i + t holds in bits 2u element 4u + t
 //                  of row i's group
+// Q3_K, per super-block (8 * 114 bytes, 4 more per row than the file: the
+// scales are unpacked), with the codes u = q + 4 (0..7; w = d * sc * (u - 4))
+// of group s (elements 16s .. 16s+15):
+//   d[8]           fp16                                       16 bytes
+//   sc[8][8][2]    int8 scales (6-bit - 32): pair p, row i: groups 2p, 2p+1
+//   q[16][32]      group s: byte 4i + t holds in bits 2u the low 2 bits of
+//                  element 4u + t of row i's group
+//   h[8][32]       pair p: byte 4i + t holds in bit 4h + u the 3rd bit of
+//                  element 4u + t of row i's group 2p + h
 // Q6_K, per super-block (8 * 210 bytes, the file's size), with the 6-bit
 // codes q (w = d * sc * (q - 32)) of sub-block s (elements 16s .. 16s+15)
 // in vectors j = 0..3 of elements 16s+4j .. 16s+4j+3 (row i at 4i .. 4i+3):
@@ -70,15 +79,20 @@ inline constexpr size_t kX8Q4KBlockBytes = 148;
 inline constexpr size_t kX8Q5KBlockBytes = 180;
 // Offset of the codes in a Q2_K group super-block (d, dmin and scales first).
 inline constexpr size_t kX8Q2KCodes = 160;
+// Bytes per row and super-block of Q3_K in the x8 layout (file: 110), and
+// the offsets of its codes' low bits and 3rd bits in a group super-block.
+inline constexpr size_t kX8Q3KBlockBytes = 114;
+inline constexpr size_t kX8Q3KCodes = 144;
+inline constexpr size_t kX8Q3KHigh = 656;
 // Offset of the codes in a Q6_K group super-block (d and scales first).
 inline constexpr size_t kX8Q6KCodes = 144;
 
 // Whether MatMul has x8 kernels for `type` (Q4_0, Q5_0, Q8_0, IQ4_NL, Q2_K,
-// Q4_K, Q5_K, Q6_K).
+// Q3_K, Q4_K, Q5_K, Q6_K).
 bool CanPackX8(GgmlType type);
 
 // Bytes per row in the x8 layout (a group is 8 of them): RowBytes, but
-// 148 (180) per super-block for Q4_K (Q5_K). REQUIRES: CanPackX8(type), k a multiple of
+// 114 (148, 180) per super-block for Q3_K (Q4_K, Q5_K). REQUIRES: CanPackX8(type), k a multiple of
 // the type's block.
 size_t X8RowBytes(GgmlType type, int64_t k);
 

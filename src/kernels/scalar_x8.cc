@@ -169,6 +169,28 @@ void TileX8Q2K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void
       });
 }
 
+// Q3_K in the x8 layout against Q8_K activations, per row and super-block,
+// in integers: isum = sum_s sc_s * (sum_e u_e * a_e - 4 * asum_s).
+void TileX8Q3K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
+               size_t xq_stride, int nc, float* y, size_t y_stride) {
+  TileX8K<kX8Q3KBlockBytes, false>(
+      k, w, nr, xq, xq_stride, nc, y, y_stride,
+      [](const uint8_t* gb, int i, const BlockQ8_K& a, int32_t* isum, int32_t* /*msum*/) {
+        for (int s = 0; s < 16; ++s) {
+          int32_t dot = 0;
+          for (int u = 0; u < 4; ++u) {
+            for (int t = 0; t < 4; ++t) {
+              const int lo = (gb[kX8Q3KCodes + 32 * s + 4 * i + t] >> (2 * u)) & 3;
+              const int hi = (gb[kX8Q3KHigh + 32 * (s / 2) + 4 * i + t] >> (4 * (s % 2) + u)) & 1;
+              dot += (lo | hi << 2) * a.qs[16 * s + 4 * u + t];
+            }
+          }
+          const int sc = static_cast<int8_t>(gb[16 + 16 * (s / 2) + 2 * i + s % 2]);
+          *isum += sc * (dot - 4 * a.bsums[s]);
+        }
+      });
+}
+
 // Q6_K in the x8 layout against Q8_K activations, per row and super-block,
 // in integers: isum = sum_s sc_s * (sum_e q_e * a_e - 32 * asum_s).
 void TileX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
@@ -215,6 +237,8 @@ void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32) {
       ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q6K, kX8Rows, 1};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ2_K)] = MatMulKernel{
       ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q2K, kX8Rows, 1};
+  t->matmul_x8[static_cast<int>(WeightFormat::kQ3_K)] = MatMulKernel{
+      ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q3K, kX8Rows, 1};
 }
 
 }  // namespace weft::kernels

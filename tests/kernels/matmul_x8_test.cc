@@ -29,7 +29,8 @@ using testing::RunMatMul;
 using testing::TablesUnderTest;
 
 constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
-                               GgmlType::kIQ4_NL, GgmlType::kQ2_K, GgmlType::kQ4_K,
+                               GgmlType::kIQ4_NL, GgmlType::kQ2_K, GgmlType::kQ3_K,
+                               GgmlType::kQ4_K,
                                GgmlType::kQ5_K, GgmlType::kQ6_K};
 
 std::string Name(GgmlType t, int64_t m, int64_t n, int64_t k) {
@@ -51,9 +52,10 @@ TEST(MatMulX8Test, Layout) {
   EXPECT_TRUE(CanPackX8(GgmlType::kIQ4_NL));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ4_K));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ2_K));
+  EXPECT_TRUE(CanPackX8(GgmlType::kQ3_K));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ5_K));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ6_K));
-  EXPECT_FALSE(CanPackX8(GgmlType::kQ3_K));
+  EXPECT_FALSE(CanPackX8(GgmlType::kIQ4_XS));
   EXPECT_FALSE(CanPackX8(GgmlType::kF16));
   // Rows rounded up to whole groups of 8.
   EXPECT_EQ(PackedX8Bytes(GgmlType::kQ4_0, 9, 64), size_t{16} * 36);
@@ -62,6 +64,8 @@ TEST(MatMulX8Test, Layout) {
   EXPECT_EQ(X8RowBytes(GgmlType::kQ4_0, 64), size_t{36});
   EXPECT_EQ(X8RowBytes(GgmlType::kQ4_K, 512), size_t{296});
   EXPECT_EQ(X8RowBytes(GgmlType::kQ5_K, 512), size_t{360});
+  EXPECT_EQ(X8RowBytes(GgmlType::kQ3_K, 512), size_t{228});
+  EXPECT_EQ(X8RowBytes(GgmlType::kQ2_K, 512), size_t{168});  // the file's size
   EXPECT_EQ(X8RowBytes(GgmlType::kQ6_K, 512), size_t{420});  // the file's size
   for (const KernelTable* table : TablesUnderTest()) {
     for (GgmlType t : kTypes) {
