@@ -103,16 +103,27 @@ static inline void BlockDots(const uint8_t* gb, const int8_t* const* a,
     NibbleStep<F, RC, 0>(gb, a, s16);
     NibbleStep<F, RC, 1>(gb, a, s16);
     // Q4_0's codes fit 8 maddubs in int16, Q5_0's 4: a second sum.
-    __m256i* second = F == Fmt::kQ4_0 ? s16 : t16;
+    __m256i* second = kX8Has5th<F> ? t16 : s16;
     NibbleStep<F, RC, 2>(gb, a, second);
     NibbleStep<F, RC, 3>(gb, a, second);
 #pragma GCC unroll 4
     for (int c = 0; c < RC; ++c) {
       s32[c] = _mm256_madd_epi16(s16[c], ones);
-      if constexpr (F == Fmt::kQ5_0) {
+      if constexpr (kX8Has5th<F>) {
         s32[c] = _mm256_add_epi32(s32[c], _mm256_madd_epi16(t16[c], ones));
       }
     }
+  }
+}
+
+// The weight factor of group block gb's correction term: the rows' mins
+// for Q4_1 / Q5_1, else their scales dw (the block's converted d).
+template <Fmt F>
+static inline __m256 CorrW(const uint8_t* gb, __m256 dw) {
+  if constexpr (kX8HasMin<F>) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
+  } else {
+    return dw;
   }
 }
 
@@ -130,7 +141,9 @@ void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
   // for up to 2 columns; for more, its accumulators would not fit in
   // registers beside the columns' sums, and it runs in a second pass over
   // the (cached) block scales. The same FMAs in the same order either way.
-  constexpr bool kCorrInLoop = kX8Offset<F> != 0 && RC <= 2;
+  // Q4_1 / Q5_1: the same chain over the mins (cw = m), added at the end.
+  constexpr bool kCorr = kX8Offset<F> != 0 || kX8HasMin<F>;
+  constexpr bool kCorrInLoop = kCorr && RC <= 2;
   __m256 acc[RC], corr[RC];
 #pragma GCC unroll 4
   for (int c = 0; c < RC; ++c) acc[c] = corr[c] = _mm256_setzero_ps();
@@ -149,14 +162,15 @@ void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
       const __m256 s = _mm256_mul_ps(dw, _mm256_set1_ps(x[c].d[b]));
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s32[c]), s, acc[c]);
       if constexpr (kCorrInLoop) {
-        corr[c] = _mm256_fmadd_ps(dw, _mm256_set1_ps(x[c].ds[b]), corr[c]);
+        corr[c] = _mm256_fmadd_ps(CorrW<F>(gb, dw), _mm256_set1_ps(x[c].ds[b]), corr[c]);
       }
     }
   }
-  if constexpr (kX8Offset<F> != 0 && !kCorrInLoop) {
+  if constexpr (kCorr && !kCorrInLoop) {
     for (int64_t b = 0; b < nb; ++b) {
-      const __m256 dw = _mm256_cvtph_ps(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + b * kGB)));
+      const __m256 dw = CorrW<F>(
+          g + b * kGB,
+          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + b * kGB))));
 #pragma GCC unroll 4
       for (int c = 0; c < RC; ++c) {
         corr[c] = _mm256_fmadd_ps(dw, _mm256_set1_ps(x[c].ds[b]), corr[c]);
@@ -166,7 +180,9 @@ void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
 #pragma GCC unroll 4
   for (int c = 0; c < RC; ++c) {
     __m256 v = acc[c];
-    if constexpr (kX8Offset<F> != 0) {
+    if constexpr (kX8HasMin<F>) {
+      v = _mm256_add_ps(v, corr[c]);
+    } else if constexpr (kX8Offset<F> != 0) {
       v = _mm256_fnmadd_ps(_mm256_set1_ps(static_cast<float>(kX8Offset<F>)),
                            corr[c], v);
     }
@@ -266,6 +282,8 @@ void FillX8(KernelTable* t) {
   set(WeightFormat::kQ5_0, TileNX8<Fmt::kQ5_0>, kX8WideCols);
   set(WeightFormat::kQ8_0, TileNX8<Fmt::kQ8_0>, kX8Cols);
   set(WeightFormat::kIQ4_NL, TileNX8<Fmt::kIQ4_NL>, kX8Cols);
+  set(WeightFormat::kQ4_1, TileNX8<Fmt::kQ4_1>, kX8Cols);
+  set(WeightFormat::kQ5_1, TileNX8<Fmt::kQ5_1>, kX8Cols);
   FillX8KQuants(t);
 }
 

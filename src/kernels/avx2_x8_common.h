@@ -49,20 +49,20 @@ static inline void StoreRows(__m256 v, int nr, float* y) {
   for (int i = 0; i < nr; ++i) y[i] = tmp[i];
 }
 
-// Codes of vector J of a Q4_0 / Q5_0 group block: lo = elements 4J..4J+3
-// of each row, hi = 16+4J..16+4J+3.
+// Codes of vector J of a Q4_0 / Q5_0 / Q4_1 / Q5_1 group block: lo =
+// elements 4J..4J+3 of each row, hi = 16+4J..16+4J+3.
 template <X8Fmt F, int J>
 static inline void Nibbles(const uint8_t* gb, __m256i* lo, __m256i* hi) {
   const __m256i m4 = _mm256_set1_epi8(0x0f);
-  constexpr int kCodes = 16 + (F == X8Fmt::kQ5_0 ? 32 : 0);
+  constexpr int kCodes = kX8Codes<F>;
   const __m256i v = _mm256_loadu_si256(
       reinterpret_cast<const __m256i*>(gb + kCodes + 32 * J));
   *lo = _mm256_and_si256(v, m4);
   *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-  if constexpr (F == X8Fmt::kQ5_0) {
+  if constexpr (kX8Has5th<F>) {
     const __m256i m16 = _mm256_set1_epi8(0x10);
     const __m256i h =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + 16));
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + kX8High<F>));
     // Bit J -> bit 4 (left shift 4 - J), bit 4 + J -> bit 4 (right shift J);
     // bits crossing a byte boundary land away from bit 4.
     *lo = _mm256_or_si256(*lo,

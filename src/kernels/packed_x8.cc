@@ -15,15 +15,17 @@ namespace {
 template <typename Block>
 void PackBlock(const uint8_t* const* rows, int n_rows, int64_t b,
                uint8_t* dst) {
-  constexpr bool kQ5 = std::is_same_v<Block, BlockQ5_0>;
+  constexpr bool kQ5 = std::is_same_v<Block, BlockQ5_0> || std::is_same_v<Block, BlockQ5_1>;
+  constexpr bool kMin = std::is_same_v<Block, BlockQ4_1> || std::is_same_v<Block, BlockQ5_1>;
   constexpr int kQsBytes = sizeof(Block{}.qs);
   std::memset(dst, 0, kX8Rows * sizeof(Block));
   uint8_t* d = dst;
-  uint8_t* h = dst + 16;
-  uint8_t* q = dst + 16 + (kQ5 ? 32 : 0);
+  uint8_t* h = dst + (kMin ? 32 : 16);
+  uint8_t* q = h + (kQ5 ? 32 : 0);
   for (int i = 0; i < n_rows; ++i) {
     const Block& blk = reinterpret_cast<const Block*>(rows[i])[b];
     std::memcpy(d + 2 * i, &blk.d, 2);
+    if constexpr (kMin) std::memcpy(dst + 16 + 2 * i, &blk.m, 2);
     for (int j = 0; j < kQsBytes / 4; ++j) {
       std::memcpy(q + 32 * j + 4 * i, blk.qs + 4 * j, 4);
     }
@@ -214,7 +216,8 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
 
 bool CanPackX8(GgmlType type) {
   return type == GgmlType::kQ4_0 || type == GgmlType::kQ5_0 ||
-         type == GgmlType::kQ8_0 || type == GgmlType::kIQ4_NL || type == GgmlType::kQ2_K ||
+         type == GgmlType::kQ8_0 || type == GgmlType::kIQ4_NL || type == GgmlType::kQ4_1 ||
+         type == GgmlType::kQ5_1 || type == GgmlType::kQ2_K ||
          type == GgmlType::kQ3_K || type == GgmlType::kQ4_K ||
          type == GgmlType::kQ5_K || type == GgmlType::kQ6_K;
 }
@@ -249,6 +252,12 @@ void PackX8(GgmlType type, const void* w, size_t w_row_bytes, int64_t n,
       break;
     case GgmlType::kIQ4_NL:
       PackAll<BlockIQ4_NL>(src, w_row_bytes, n, k, dst);
+      break;
+    case GgmlType::kQ4_1:
+      PackAll<BlockQ4_1>(src, w_row_bytes, n, k, dst);
+      break;
+    case GgmlType::kQ5_1:
+      PackAll<BlockQ5_1>(src, w_row_bytes, n, k, dst);
       break;
     case GgmlType::kQ4_K:
       PackAll<BlockQ4_K>(src, w_row_bytes, n, k, dst);

@@ -1,5 +1,5 @@
-// The x8 weight layout: Q4_0, Q5_0, Q8_0, IQ4_NL and the K-quants Q2_K ..
-// Q6_K: matrices with 8 rows
+// The x8 weight layout: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL and the
+// K-quants Q2_K .. Q6_K: matrices with 8 rows
 // interleaved block by block, repacked once at load time for MatMul.
 //
 // In the file's row-major layout a decode tile reads 4 rows side by side,
@@ -18,6 +18,8 @@
 //   q[J][32] J = 4 (Q4_0, Q5_0) or 8 (Q8_0) vectors of 32 bytes: vector j
 //            holds bytes 4j .. 4j+3 of each row's qs, row i at 4i .. 4i+3
 // IQ4_NL is laid out as Q4_0 (the same block bytes; codes index its table).
+// Q4_1 and Q5_1 as Q4_0 and Q5_0 with the 8 rows' fp16 mins m[8] (16
+// bytes) after d.
 // For Q4_0 / Q5_0, byte 4j+t of a row's qs holds element 4j+t in its low
 // nibble and element 16+4j+t in its high nibble, so the low nibbles of
 // vector j are elements 4j..4j+3 of the 8 rows and the high nibbles
@@ -87,8 +89,8 @@ inline constexpr size_t kX8Q3KHigh = 656;
 // Offset of the codes in a Q6_K group super-block (d and scales first).
 inline constexpr size_t kX8Q6KCodes = 144;
 
-// Whether MatMul has x8 kernels for `type` (Q4_0, Q5_0, Q8_0, IQ4_NL, Q2_K,
-// Q3_K, Q4_K, Q5_K, Q6_K).
+// Whether MatMul has x8 kernels for `type` (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+// IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K).
 bool CanPackX8(GgmlType type);
 
 // Bytes per row in the x8 layout (a group is 8 of them): RowBytes, but

@@ -42,14 +42,14 @@ struct X8Traits {
         }
       }
     } else {
-      const uint8_t* q = gb + 16 + (F == Fmt::kQ5_0 ? 32 : 0);
-      const uint8_t* h = gb + 16;
+      const uint8_t* q = gb + kX8Codes<F>;
+      const uint8_t* h = gb + kX8High<F>;
       for (int j = 0; j < 4; ++j) {
         for (int i = 0; i < kX8Rows; ++i) {
           for (int t = 0; t < 4; ++t) {
             const uint8_t byte = q[32 * j + 4 * i + t];
             int lo = byte & 15, hi = byte >> 4;
-            if constexpr (F == Fmt::kQ5_0) {
+            if constexpr (kX8Has5th<F>) {
               lo |= ((h[4 * i + t] >> j) & 1) << 4;
               hi |= ((h[4 * i + t] >> (4 + j)) & 1) << 4;
             }
@@ -80,11 +80,19 @@ void TileX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
         std::memcpy(&dbits, gb + 2 * i, 2);
         const float dw = Fp16ToFp32(dbits);
         acc[i] += static_cast<float>(isum[i]) * (dw * x.d[b]);
-        corr[i] += dw * x.ds[b];
+        if constexpr (kX8HasMin<F>) {
+          uint16_t mbits;
+          std::memcpy(&mbits, gb + 16 + 2 * i, 2);
+          corr[i] += Fp16ToFp32(mbits) * x.ds[b];
+        } else {
+          corr[i] += dw * x.ds[b];
+        }
       }
     }
     for (int i = 0; i < nr; ++i) {
-      y[c * y_stride + i] = acc[i] - static_cast<float>(kX8Offset<F>) * corr[i];
+      y[c * y_stride + i] = kX8HasMin<F>
+                                ? acc[i] + corr[i]
+                                : acc[i] - static_cast<float>(kX8Offset<F>) * corr[i];
     }
   }
 }
@@ -228,6 +236,8 @@ void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32) {
   set(WeightFormat::kQ5_0, TileX8<Fmt::kQ5_0>);
   set(WeightFormat::kQ8_0, TileX8<Fmt::kQ8_0>);
   set(WeightFormat::kIQ4_NL, TileX8<Fmt::kIQ4_NL>);
+  set(WeightFormat::kQ4_1, TileX8<Fmt::kQ4_1>);
+  set(WeightFormat::kQ5_1, TileX8<Fmt::kQ5_1>);
   const MatMulKernel& k4 = t->matmul[static_cast<int>(WeightFormat::kQ4_K)];
   t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] = MatMulKernel{
       ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q45K<false>, kX8Rows, 1};

@@ -75,6 +75,11 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
     avx2::PrefetchAhead<kGB, kTileAhead>(gb);
     const __m256 dw =
         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+    // The correction's weight factor: the rows' mins (Q4_1 / Q5_1) or d.
+    const __m256 cw =
+        kX8HasMin<F>
+            ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)))
+            : dw;
     // s[c][0] / s[c][1]: the sums over the even / odd code vectors.
     __m256i s[RC][2];
     for (int c = 0; c < RC; ++c) {
@@ -153,11 +158,13 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
       const __m256i s32 = _mm256_add_epi32(s[c][0], s[c][1]);
       const __m256 sc = _mm256_mul_ps(dw, _mm256_set1_ps(x[c].d[b]));
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s32), sc, acc[c]);
-      corr[c] = _mm256_fmadd_ps(dw, _mm256_set1_ps(x[c].ds[b]), corr[c]);
+      corr[c] = _mm256_fmadd_ps(cw, _mm256_set1_ps(x[c].ds[b]), corr[c]);
     }
   }
   for (int c = 0; c < RC; ++c) {
-    const __m256 v = _mm256_fnmadd_ps(_mm256_set1_ps(kOffset), corr[c], acc[c]);
+    // Q4_1 / Q5_1: + sum m * ds; the others: - offset * sum dw * ds.
+    const __m256 v = kX8HasMin<F> ? _mm256_add_ps(acc[c], corr[c])
+                                  : _mm256_fnmadd_ps(_mm256_set1_ps(kOffset), corr[c], acc[c]);
     avx2::StoreRows(v, nr, y + c * y_stride);
   }
 }

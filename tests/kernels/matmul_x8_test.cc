@@ -29,6 +29,7 @@ using testing::RunMatMul;
 using testing::TablesUnderTest;
 
 constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
+                               GgmlType::kQ4_1, GgmlType::kQ5_1,
                                GgmlType::kIQ4_NL, GgmlType::kQ2_K, GgmlType::kQ3_K,
                                GgmlType::kQ4_K,
                                GgmlType::kQ5_K, GgmlType::kQ6_K};
@@ -50,6 +51,8 @@ TEST(MatMulX8Test, Layout) {
   EXPECT_TRUE(CanPackX8(GgmlType::kQ5_0));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ8_0));
   EXPECT_TRUE(CanPackX8(GgmlType::kIQ4_NL));
+  EXPECT_TRUE(CanPackX8(GgmlType::kQ4_1));
+  EXPECT_TRUE(CanPackX8(GgmlType::kQ5_1));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ4_K));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ2_K));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ3_K));
