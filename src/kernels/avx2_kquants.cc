@@ -313,67 +313,21 @@ void QuantizeQ8K(const float* x, void* xq, int64_t k) {
   }
 }
 
-// The DotFn of kernel K<NC> for nc = 1 .. kMaxDotCols activation rows.
-template <template <int> class K>
-void DotNc(int64_t k, const void* w, const void* xq, size_t s, int nc, float* out) {
-  switch (nc) {
-    case 1: K<1>::Run(k, w, xq, s, out); break;
-    case 2: K<2>::Run(k, w, xq, s, out); break;
-    case 3: K<3>::Run(k, w, xq, s, out); break;
-    default: K<4>::Run(k, w, xq, s, out); break;
-  }
-}
-
-template <int NC>
-struct Q2K {
-  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
-    DotQ2KN<NC>(k, w, x, s, o);
-  }
-};
-template <int NC>
-struct Q3K {
-  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
-    DotQ3KN<NC>(k, w, x, s, o);
-  }
-};
-
-template <int NC>
-struct IQ4XS {
-  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
-    DotIQ4_XSN<NC>(k, w, x, s, o);
-  }
-};
-template <int NC>
-struct Q4K {
-  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
-    DotQ45KN<NC, false>(k, w, x, s, o);
-  }
-};
-template <int NC>
-struct Q5K {
-  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
-    DotQ45KN<NC, true>(k, w, x, s, o);
-  }
-};
-template <int NC>
-struct Q6K {
-  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
-    DotQ6KN<NC>(k, w, x, s, o);
-  }
-};
-
 }  // namespace
 
 void FillKQuants(KernelTable* t) {
   auto set = [t](WeightFormat f, DotFn dot) {
     t->matmul[static_cast<int>(f)] = MatMulKernel{ActFormat::kQ8K, QuantizeQ8K, dot};
   };
-  set(WeightFormat::kQ2_K, DotNc<Q2K>);
-  set(WeightFormat::kQ3_K, DotNc<Q3K>);
-  set(WeightFormat::kQ4_K, DotNc<Q4K>);
-  set(WeightFormat::kQ5_K, DotNc<Q5K>);
-  set(WeightFormat::kQ6_K, DotNc<Q6K>);
-  set(WeightFormat::kIQ4_XS, DotNc<IQ4XS>);
+  set(WeightFormat::kQ2_K, DotByCols<DotQ2KN<1>, DotQ2KN<2>, DotQ2KN<3>, DotQ2KN<4>>);
+  set(WeightFormat::kQ3_K, DotByCols<DotQ3KN<1>, DotQ3KN<2>, DotQ3KN<3>, DotQ3KN<4>>);
+  set(WeightFormat::kQ4_K, DotByCols<DotQ45KN<1, false>, DotQ45KN<2, false>, DotQ45KN<3, false>,
+                                     DotQ45KN<4, false>>);
+  set(WeightFormat::kQ5_K, DotByCols<DotQ45KN<1, true>, DotQ45KN<2, true>, DotQ45KN<3, true>,
+                                     DotQ45KN<4, true>>);
+  set(WeightFormat::kQ6_K, DotByCols<DotQ6KN<1>, DotQ6KN<2>, DotQ6KN<3>, DotQ6KN<4>>);
+  set(WeightFormat::kIQ4_XS,
+      DotByCols<DotIQ4_XSN<1>, DotIQ4_XSN<2>, DotIQ4_XSN<3>, DotIQ4_XSN<4>>);
 }
 
 }  // namespace weft::kernels::avx2

@@ -9,6 +9,7 @@
 
 #include "kernels/avx2_internal.h"
 #include "kernels/simd_x86.h"
+#include "kernels/x86_legacy.h"
 #include "tensor/blocks.h"
 
 namespace weft::kernels::avx2 {
@@ -89,42 +90,14 @@ void DotFloatN(int64_t k, const void* w, const void* xq, size_t stride, float* o
 
 // ---- Legacy 32-element formats ----
 
-// Each format decodes a block into 32 unsigned bytes u with w = d * u + c:
-// c = kCorr * d, kCorr the negated code offset (Q4_0, Q5_0), or the
-// block's minimum m (Q4_1, Q5_1; kCorr = 1). The
-// dot of a block is d * da * sum(u * q) + c * da * sum(q): the second term
-// is CorrW(block, d) * ds (the activations' block sums), added up over the
-// blocks and multiplied by kCorr at the end.
-struct Q4_0 {
-  using Block = BlockQ4_0;
-  static constexpr float kCorr = -8.0f;
-  static __m256i Unpack(const Block& b) { return x86::NibblesToBytes(b.qs); }
-  static float CorrW(const Block&, float d) { return d; }
-};
-struct Q5_0 {
-  using Block = BlockQ5_0;
-  static constexpr float kCorr = -16.0f;
-  static __m256i Unpack(const Block& b) {
-    const __m256i hi = _mm256_and_si256(x86::BitsToBytes(b.qh), _mm256_set1_epi8(0x10));
-    return _mm256_or_si256(x86::NibblesToBytes(b.qs), hi);
-  }
-  static float CorrW(const Block&, float d) { return d; }
-};
-struct Q4_1 {
-  using Block = BlockQ4_1;
-  static constexpr float kCorr = 1.0f;
-  static __m256i Unpack(const Block& b) { return x86::NibblesToBytes(b.qs); }
-  static float CorrW(const Block& b, float) { return Fp16(b.m); }
-};
-struct Q5_1 {
-  using Block = BlockQ5_1;
-  static constexpr float kCorr = 1.0f;
-  static __m256i Unpack(const Block& b) {
-    const __m256i hi = _mm256_and_si256(x86::BitsToBytes(b.qh), _mm256_set1_epi8(0x10));
-    return _mm256_or_si256(x86::NibblesToBytes(b.qs), hi);
-  }
-  static float CorrW(const Block& b, float) { return Fp16(b.m); }
-};
+// The formats' block decoders (x86_legacy.h) give 32 unsigned bytes u with
+// w = d * u + c. The dot of a block is d * da * sum(u * q) + c * da * sum(q):
+// the second term is CorrW(block, d) * ds (the activations' block sums),
+// added up over the blocks and multiplied by kCorr at the end.
+using x86::Q4_0;
+using x86::Q4_1;
+using x86::Q5_0;
+using x86::Q5_1;
 
 // One block against NC activation rows, accumulated into acc.
 template <typename F, int NC>
@@ -232,47 +205,16 @@ void DotQ8_0N(int64_t k, const void* w, const void* xq, size_t stride, float* ou
   for (int c = 0; c < NC; ++c) out[c] = HsumPs(_mm256_add_ps(acc0[c], acc1[c]));
 }
 
-// Dispatches a runtime column count to the NC-specialised kernel.
-template <template <int> class K>
-void DotCols(int64_t k, const void* w, const void* xq, size_t stride, int nc, float* out) {
-  switch (nc) {
-    case 1: K<1>::Run(k, w, xq, stride, out); break;
-    case 2: K<2>::Run(k, w, xq, stride, out); break;
-    case 3: K<3>::Run(k, w, xq, stride, out); break;
-    default: K<4>::Run(k, w, xq, stride, out); break;
-  }
-}
-
+// The DotFn entries: each kernel for 1 .. kMaxDotCols activation rows.
 template <typename L>
-struct FloatK {
-  template <int NC>
-  struct K {
-    static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
-      DotFloatN<L, NC>(k, w, x, s, o);
-    }
-  };
-};
+constexpr DotFn kFloatDot =
+    DotByCols<DotFloatN<L, 1>, DotFloatN<L, 2>, DotFloatN<L, 3>, DotFloatN<L, 4>>;
 template <typename F>
-struct LegacyK {
-  template <int NC>
-  struct K {
-    static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
-      DotLegacyN<F, NC>(k, w, x, s, o);
-    }
-  };
-};
-template <int NC>
-struct Q8_0K {
-  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
-    DotQ8_0N<NC>(k, w, x, s, o);
-  }
-};
-template <int NC>
-struct IQ4_NLK {
-  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
-    DotQ8_0N<NC, BlockIQ4_NL>(k, w, x, s, o);
-  }
-};
+constexpr DotFn kLegacyDot =
+    DotByCols<DotLegacyN<F, 1>, DotLegacyN<F, 2>, DotLegacyN<F, 3>, DotLegacyN<F, 4>>;
+template <typename Block>
+constexpr DotFn kSignedDot = DotByCols<DotQ8_0N<1, Block>, DotQ8_0N<2, Block>,
+                                       DotQ8_0N<3, Block>, DotQ8_0N<4, Block>>;
 
 }  // namespace
 
@@ -280,15 +222,15 @@ void FillFloatAndLegacy(KernelTable* t) {
   auto set = [t](WeightFormat f, ActFormat act, QuantizeActFn q, DotFn d) {
     t->matmul[static_cast<int>(f)] = MatMulKernel{act, q, d};
   };
-  set(WeightFormat::kF32, ActFormat::kF32, nullptr, DotCols<FloatK<LoadF32>::K>);
-  set(WeightFormat::kF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadF16>::K>);
-  set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadBF16>::K>);
-  set(WeightFormat::kQ4_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<LegacyK<Q4_0>::K>);
-  set(WeightFormat::kQ5_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<LegacyK<Q5_0>::K>);
-  set(WeightFormat::kQ4_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<LegacyK<Q4_1>::K>);
-  set(WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<LegacyK<Q5_1>::K>);
-  set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<Q8_0K>);
-  set(WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<IQ4_NLK>);
+  set(WeightFormat::kF32, ActFormat::kF32, nullptr, kFloatDot<LoadF32>);
+  set(WeightFormat::kF16, ActFormat::kF32, nullptr, kFloatDot<LoadF16>);
+  set(WeightFormat::kBF16, ActFormat::kF32, nullptr, kFloatDot<LoadBF16>);
+  set(WeightFormat::kQ4_0, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q4_0>);
+  set(WeightFormat::kQ5_0, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q5_0>);
+  set(WeightFormat::kQ4_1, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q4_1>);
+  set(WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q5_1>);
+  set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, kSignedDot<BlockQ8_0>);
+  set(WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32, kSignedDot<BlockIQ4_NL>);
 }
 
 }  // namespace weft::kernels::avx2

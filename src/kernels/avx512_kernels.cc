@@ -14,6 +14,7 @@
 
 #include "kernels/avx2_internal.h"
 #include "kernels/simd_x86.h"
+#include "kernels/x86_legacy.h"
 #include "kernels/x8_vnni_impl.h"
 #include "tensor/blocks.h"
 #include "util/check.h"
@@ -34,36 +35,11 @@ using x86::HsumPs;
 // (kCorr = 1); as in avx2_matmul.cc, the c term is CorrW(block, d) * ds
 // summed over blocks, times kCorr at the end.
 
-struct Q4_0 {
-  using Block = BlockQ4_0;
-  static constexpr float kCorr = -8.0f;
-  static __m256i Unpack(const Block& b) { return x86::NibblesToBytes(b.qs); }
-  static float CorrW(const Block&, float d) { return d; }
-};
-struct Q5_0 {
-  using Block = BlockQ5_0;
-  static constexpr float kCorr = -16.0f;
-  static __m256i Unpack(const Block& b) {
-    const __m256i hi = _mm256_and_si256(x86::BitsToBytes(b.qh), _mm256_set1_epi8(0x10));
-    return _mm256_or_si256(x86::NibblesToBytes(b.qs), hi);
-  }
-  static float CorrW(const Block&, float d) { return d; }
-};
-struct Q4_1 {
-  using Block = BlockQ4_1;
-  static constexpr float kCorr = 1.0f;
-  static __m256i Unpack(const Block& b) { return x86::NibblesToBytes(b.qs); }
-  static float CorrW(const Block& b, float) { return Fp16(b.m); }
-};
-struct Q5_1 {
-  using Block = BlockQ5_1;
-  static constexpr float kCorr = 1.0f;
-  static __m256i Unpack(const Block& b) {
-    const __m256i hi = _mm256_and_si256(x86::BitsToBytes(b.qh), _mm256_set1_epi8(0x10));
-    return _mm256_or_si256(x86::NibblesToBytes(b.qs), hi);
-  }
-  static float CorrW(const Block& b, float) { return Fp16(b.m); }
-};
+using x86::Q4_0;
+using x86::Q4_1;
+using x86::Q5_0;
+using x86::Q5_1;
+
 // Signed int8 weights shifted to unsigned: u = q + 128.
 struct Q8_0 {
   using Block = BlockQ8_0;
@@ -259,41 +235,14 @@ uint64_t ReadBytes(const void* p, size_t n) {
   return sum;
 }
 
-template <template <int> class K>
-void DotCols(int64_t k, const void* w, const void* xq, size_t stride, int nc,
-             float* out) {
-  switch (nc) {
-    case 1: K<1>::Run(k, w, xq, stride, out); break;
-    case 2: K<2>::Run(k, w, xq, stride, out); break;
-    case 3: K<3>::Run(k, w, xq, stride, out); break;
-    default: K<4>::Run(k, w, xq, stride, out); break;
-  }
-}
-
-template <typename F>
-struct LegacyK {
-  template <int NC>
-  struct K {
-    static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
-      DotLegacyN<F, NC>(k, w, x, s, o);
-    }
-  };
-};
+// The DotFn entries: each kernel for 1 .. kMaxDotCols activation rows.
 template <typename L>
-struct FloatK {
-  template <int NC>
-  struct K {
-    static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
-      DotFloatN<L, NC>(k, w, x, s, o);
-    }
-  };
-};
-template <int NC>
-struct BF16K {
-  static void Run(int64_t k, const void* w, const void* x, size_t s, float* o) {
-    DotBF16N<NC>(k, w, x, s, o);
-  }
-};
+constexpr DotFn kFloatDot =
+    DotByCols<DotFloatN<L, 1>, DotFloatN<L, 2>, DotFloatN<L, 3>, DotFloatN<L, 4>>;
+template <typename F>
+constexpr DotFn kLegacyDot =
+    DotByCols<DotLegacyN<F, 1>, DotLegacyN<F, 2>, DotLegacyN<F, 3>, DotLegacyN<F, 4>>;
+constexpr DotFn kBF16Dot = DotByCols<DotBF16N<1>, DotBF16N<2>, DotBF16N<3>, DotBF16N<4>>;
 
 }  // namespace
 
@@ -304,17 +253,17 @@ void Fill(KernelTable* t, bool bf16) {
   // Activation quantization stays the AVX2 one (identical bytes).
   // (Q8_0's: the AVX2 Q4_0 entry reads pair order, these kernels plain Q8x32.)
   const QuantizeActFn q8 = t->matmul[static_cast<int>(WeightFormat::kQ8_0)].quantize;
-  set(WeightFormat::kQ4_0, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q4_0>::K>);
-  set(WeightFormat::kQ5_0, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q5_0>::K>);
-  set(WeightFormat::kQ4_1, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q4_1>::K>);
-  set(WeightFormat::kQ5_1, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q5_1>::K>);
-  set(WeightFormat::kQ8_0, ActFormat::kQ8x32, q8, DotCols<LegacyK<Q8_0>::K>);
-  set(WeightFormat::kF32, ActFormat::kF32, nullptr, DotCols<FloatK<LoadF32>::K>);
-  set(WeightFormat::kF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadF16>::K>);
+  set(WeightFormat::kQ4_0, ActFormat::kQ8x32, q8, kLegacyDot<Q4_0>);
+  set(WeightFormat::kQ5_0, ActFormat::kQ8x32, q8, kLegacyDot<Q5_0>);
+  set(WeightFormat::kQ4_1, ActFormat::kQ8x32, q8, kLegacyDot<Q4_1>);
+  set(WeightFormat::kQ5_1, ActFormat::kQ8x32, q8, kLegacyDot<Q5_1>);
+  set(WeightFormat::kQ8_0, ActFormat::kQ8x32, q8, kLegacyDot<Q8_0>);
+  set(WeightFormat::kF32, ActFormat::kF32, nullptr, kFloatDot<LoadF32>);
+  set(WeightFormat::kF16, ActFormat::kF32, nullptr, kFloatDot<LoadF16>);
   if (bf16) {
-    set(WeightFormat::kBF16, ActFormat::kBF16, QuantizeBF16, DotCols<BF16K>);
+    set(WeightFormat::kBF16, ActFormat::kBF16, QuantizeBF16, kBF16Dot);
   } else {
-    set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<FloatK<LoadBF16>::K>);
+    set(WeightFormat::kBF16, ActFormat::kF32, nullptr, kFloatDot<LoadBF16>);
   }
   // The x8 layout's 32-element formats and K-quants with vpdpbusd
   // (x8_vnni_impl.h).

@@ -113,6 +113,24 @@ static inline size_t ActRowBytes(ActFormat fmt, int64_t k) {
 // The most activation rows one dot call handles.
 inline constexpr int kMaxDotCols = 4;
 
+// A dot kernel for a fixed count of activation rows: DotFn without nc.
+using DotNFn = void (*)(int64_t k, const void* w, const void* xq, size_t xq_stride, float* out);
+
+// The DotFn over kernels for 1, 2, 3 and kMaxDotCols activation rows: the
+// one dispatch from a run-time row count that every ISA file's dot entries
+// use (static: internal linkage, as this header's rule asks).
+template <DotNFn k1, DotNFn k2, DotNFn k3, DotNFn k4>
+static void DotByCols(int64_t k, const void* w, const void* xq, size_t xq_stride, int nc,
+                      float* out) {
+  static_assert(kMaxDotCols == 4, "one kernel per row count");
+  switch (nc) {
+    case 1: k1(k, w, xq, xq_stride, out); break;
+    case 2: k2(k, w, xq, xq_stride, out); break;
+    case 3: k3(k, w, xq, xq_stride, out); break;
+    default: k4(k, w, xq, xq_stride, out); break;
+  }
+}
+
 // Converts one float row x[0..k) into `fmt` at xq (ActRowBytes bytes).
 using QuantizeActFn = void (*)(const float* x, void* xq, int64_t k);
 
