@@ -1,4 +1,5 @@
-// AVX2 x8 tiles of the K-quants (packed_x8.h's Q2_K .. Q6_K layouts)
+// AVX2 x8 tiles of the K-quants and IQ4_XS (packed_x8.h's Q2_K .. Q6_K and
+// IQ4_XS layouts)
 // against Q8_K activations; the legacy formats' tiles and the frame they
 // share are described in avx2_x8.cc.
 //
@@ -207,6 +208,68 @@ void TileX8Q2K(int64_t k, const void* w, int nr, const void* xq, size_t xq_strid
   for (int c = 0; c < RC; ++c) StoreRows(_mm256_sub_ps(acc[c], accm[c]), nr, y + c * y_stride);
 }
 
+// IQ4_XS against Q8_K activations (packed_x8.h's IQ4_XS layout; its d and
+// scale pairs sit where Q6_K's do, so Q6KScales reads them). Per sub-block
+// and column, each code vector's two table lookups give signed values
+// and Q8_0's |w| * sign(a, w) maddubs (|pair| <= 2 * 127 * 127 in int16),
+// madd with the row's scale ls - 32 in both halves of its lane:
+//   isum = sum_s sc_s * dot_s;  acc = fma(float(isum), d * da, acc)
+template <int RC>
+void TileX8IQ4XS(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
+                 float* y, size_t y_stride) {
+  constexpr int kGB = kX8Rows * static_cast<int>(kX8IQ4XSBlockBytes);
+  const int64_t nb = k / kQK_K;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  const BlockQ8_K* xb[RC];
+  Q8KColumns<RC>(xq, xq_stride, xb);
+  const __m256i table = x86::ByteTable16(kIQ4NLValues);
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  __m256 acc[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) acc[c] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* gb = g + b * kGB;
+    PrefetchAhead<kGB>(gb);
+    __m256i isum[RC];
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int p = 0; p < 4; ++p) {
+      __m256i sc[2];
+      Q6KScales(gb, p, &sc[0], &sc[1]);
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const int s = 2 * p + h;
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+          const __m256i v = _mm256_loadu_si256(
+              reinterpret_cast<const __m256i*>(gb + kX8IQ4XSCodes + 128 * s + 32 * j));
+          const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, m4));
+          const __m256i hi =
+              _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+          const __m256i ulo = _mm256_sign_epi8(lo, lo), uhi = _mm256_sign_epi8(hi, hi);
+#pragma GCC unroll 4
+          for (int c = 0; c < RC; ++c) {
+            const int8_t* a = xb[c][b].qs + 32 * s + 4 * j;
+            const __m256i plo = _mm256_maddubs_epi16(ulo, _mm256_sign_epi8(Bcast4(a), lo));
+            const __m256i phi = _mm256_maddubs_epi16(uhi, _mm256_sign_epi8(Bcast4(a + 16), hi));
+            isum[c] = _mm256_add_epi32(isum[c], _mm256_add_epi32(_mm256_madd_epi16(plo, sc[h]),
+                                                                 _mm256_madd_epi16(phi, sc[h])));
+          }
+        }
+      }
+    }
+    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]),
+                               _mm256_mul_ps(dw, _mm256_set1_ps(xb[c][b].d)), acc[c]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) StoreRows(acc[c], nr, y + c * y_stride);
+}
+
 // Q6_K against Q8_K activations (packed_x8.h's Q6_K layout). Per sub-block
 // (4 vectors) and column, the codes' maddubs add in pairs in int16
 // (|sum| <= 2 * 2 * 63 * 128) and each pair's madd with the sub-block's
@@ -338,6 +401,13 @@ void TileNX8Q3K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const voi
   });
 }
 
+void TileNX8IQ4XS(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
+                  size_t xq_stride, int nc, float* y, size_t y_stride) {
+  WithCols<kX8ColsQ4K>(nc, [&](auto rc) {
+    TileX8IQ4XS<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
+}
+
 void TileNX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
                 const void* xq, size_t xq_stride, int nc, float* y,
                 size_t y_stride) {
@@ -364,6 +434,8 @@ void FillX8KQuants(KernelTable* t) {
       ActFormat::kQ8K, q8k, nullptr, TileNX8Q2K, kX8Rows, kX8ColsQ4K};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ3_K)] = MatMulKernel{
       ActFormat::kQ8K, q8k, nullptr, TileNX8Q3K, kX8Rows, kX8ColsQ4K};
+  t->matmul_x8[static_cast<int>(WeightFormat::kIQ4_XS)] = MatMulKernel{
+      ActFormat::kQ8K, q8k, nullptr, TileNX8IQ4XS, kX8Rows, kX8ColsQ4K};
 }
 
 }  // namespace weft::kernels::avx2

@@ -135,6 +135,21 @@ void PackBlockQ3K(const uint8_t* const* rows, int n_rows, int64_t b, uint8_t* ds
   }
 }
 
+// IQ4_XS super-block b of the 8 rows (see the header).
+void PackBlockIQ4XS(const uint8_t* const* rows, int n_rows, int64_t b, uint8_t* dst) {
+  std::memset(dst, 0, kX8Rows * kX8IQ4XSBlockBytes);
+  for (int i = 0; i < n_rows; ++i) {
+    const BlockIQ4_XS& blk = reinterpret_cast<const BlockIQ4_XS*>(rows[i])[b];
+    std::memcpy(dst + 2 * i, &blk.d, 2);
+    for (int s = 0; s < 8; ++s) {
+      dst[16 + 16 * (s / 2) + 2 * i + s % 2] = static_cast<uint8_t>(IQ4XSScale(blk, s));
+      for (int j = 0; j < 4; ++j) {
+        std::memcpy(dst + kX8IQ4XSCodes + 128 * s + 32 * j + 4 * i, blk.qs + 16 * s + 4 * j, 4);
+      }
+    }
+  }
+}
+
 // The 6-bit codes (0..63; w = d * sc * (code - 32)) of one Q6_K block.
 void Q6KCodes(const BlockQ6_K& blk, uint8_t* q6) {
   const uint8_t* ql = blk.ql;
@@ -181,8 +196,10 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
   constexpr bool kK6 = std::is_same_v<Block, BlockQ6_K>;
   constexpr bool kK2 = std::is_same_v<Block, BlockQ2_K>;
   constexpr bool kK3 = std::is_same_v<Block, BlockQ3_K>;
-  constexpr int kBlockElems = kK2 || kK3 || kK4 || kK5 || kK6 ? kQK_K : 32;
-  constexpr size_t kX8Bytes = kK3   ? kX8Q3KBlockBytes
+  constexpr bool kXS = std::is_same_v<Block, BlockIQ4_XS>;
+  constexpr int kBlockElems = kK2 || kK3 || kK4 || kK5 || kK6 || kXS ? kQK_K : 32;
+  constexpr size_t kX8Bytes = kXS   ? kX8IQ4XSBlockBytes
+                              : kK3 ? kX8Q3KBlockBytes
                               : kK4 ? kX8Q4KBlockBytes
                               : kK5 ? kX8Q5KBlockBytes
                                     : sizeof(Block);  // per row and block
@@ -199,6 +216,8 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
     for (int64_t b = 0; b < nb; ++b) {
       if constexpr (kK4 || kK5) {
         PackBlockQ45K<Block>(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
+      } else if constexpr (kXS) {
+        PackBlockIQ4XS(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
       } else if constexpr (kK3) {
         PackBlockQ3K(rows, n_rows, b, dst + b * kX8Rows * kX8Bytes);
       } else if constexpr (kK2) {
@@ -217,7 +236,7 @@ void PackAll(const uint8_t* w, size_t w_row_bytes, int64_t n, int64_t k,
 bool CanPackX8(GgmlType type) {
   return type == GgmlType::kQ4_0 || type == GgmlType::kQ5_0 ||
          type == GgmlType::kQ8_0 || type == GgmlType::kIQ4_NL || type == GgmlType::kQ4_1 ||
-         type == GgmlType::kQ5_1 || type == GgmlType::kQ2_K ||
+         type == GgmlType::kQ5_1 || type == GgmlType::kIQ4_XS || type == GgmlType::kQ2_K ||
          type == GgmlType::kQ3_K || type == GgmlType::kQ4_K ||
          type == GgmlType::kQ5_K || type == GgmlType::kQ6_K;
 }
@@ -226,7 +245,8 @@ size_t X8RowBytes(GgmlType type, int64_t k) {
   const GgmlTypeTraits& t = TypeTraits(type);
   CHECK(CanPackX8(type) && k % t.block_size == 0)
       << TypeName(type) << " k=" << k;
-  const size_t per_block = type == GgmlType::kQ3_K   ? kX8Q3KBlockBytes
+  const size_t per_block = type == GgmlType::kIQ4_XS  ? kX8IQ4XSBlockBytes
+                           : type == GgmlType::kQ3_K ? kX8Q3KBlockBytes
                            : type == GgmlType::kQ4_K ? kX8Q4KBlockBytes
                            : type == GgmlType::kQ5_K ? kX8Q5KBlockBytes
                                                      : t.type_size;
@@ -273,6 +293,9 @@ void PackX8(GgmlType type, const void* w, size_t w_row_bytes, int64_t n,
       break;
     case GgmlType::kQ3_K:
       PackAll<BlockQ3_K>(src, w_row_bytes, n, k, dst);
+      break;
+    case GgmlType::kIQ4_XS:
+      PackAll<BlockIQ4_XS>(src, w_row_bytes, n, k, dst);
       break;
     default:
       PackAll<BlockQ8_0>(src, w_row_bytes, n, k, dst);

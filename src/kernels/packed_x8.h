@@ -1,5 +1,5 @@
-// The x8 weight layout: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL and the
-// K-quants Q2_K .. Q6_K: matrices with 8 rows
+// The x8 weight layout: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, IQ4_XS and
+// the K-quants Q2_K .. Q6_K: matrices with 8 rows
 // interleaved block by block, repacked once at load time for MatMul.
 //
 // In the file's row-major layout a decode tile reads 4 rows side by side,
@@ -54,6 +54,13 @@
 //                  element 4u + t of row i's group
 //   h[8][32]       pair p: byte 4i + t holds in bit 4h + u the 3rd bit of
 //                  element 4u + t of row i's group 2p + h
+// IQ4_XS, per super-block (8 * 138 bytes, 2 more per row than the file: the
+// scales are unpacked), with the 4-bit codes of sub-block b (elements 32b ..
+// 32b+31) indexing kIQ4NLValues:
+//   d[8]           fp16                                       16 bytes
+//   sc[4][8][2]    int8 scales ls - 32: pair p, row i: sub-blocks 2p, 2p+1
+//   q[8][4][32]    sub-block b, vector j: bytes 4j .. 4j+3 of each row's 16
+//                  code bytes of the sub-block (as Q4_0's vectors)
 // Q6_K, per super-block (8 * 210 bytes, the file's size), with the 6-bit
 // codes q (w = d * sc * (q - 32)) of sub-block s (elements 16s .. 16s+15)
 // in vectors j = 0..3 of elements 16s+4j .. 16s+4j+3 (row i at 4i .. 4i+3):
@@ -86,15 +93,19 @@ inline constexpr size_t kX8Q2KCodes = 160;
 inline constexpr size_t kX8Q3KBlockBytes = 114;
 inline constexpr size_t kX8Q3KCodes = 144;
 inline constexpr size_t kX8Q3KHigh = 656;
+// Bytes per row and super-block of IQ4_XS in the x8 layout (file: 136), and
+// the offset of the codes in a group super-block.
+inline constexpr size_t kX8IQ4XSBlockBytes = 138;
+inline constexpr size_t kX8IQ4XSCodes = 80;
 // Offset of the codes in a Q6_K group super-block (d and scales first).
 inline constexpr size_t kX8Q6KCodes = 144;
 
 // Whether MatMul has x8 kernels for `type` (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
-// IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K).
+// IQ4_NL, IQ4_XS, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K).
 bool CanPackX8(GgmlType type);
 
 // Bytes per row in the x8 layout (a group is 8 of them): RowBytes, but
-// 114 (148, 180) per super-block for Q3_K (Q4_K, Q5_K). REQUIRES: CanPackX8(type), k a multiple of
+// 114 (148, 180, 138) per super-block for Q3_K (Q4_K, Q5_K, IQ4_XS). REQUIRES: CanPackX8(type), k a multiple of
 // the type's block.
 size_t X8RowBytes(GgmlType type, int64_t k);
 

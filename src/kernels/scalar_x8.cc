@@ -199,6 +199,27 @@ void TileX8Q3K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void
       });
 }
 
+// IQ4_XS in the x8 layout against Q8_K activations, per row and
+// super-block: isum = sum_s (ls_s - 32) * dot_s over the table values.
+void TileX8IQ4XS(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
+                 size_t xq_stride, int nc, float* y, size_t y_stride) {
+  TileX8K<kX8IQ4XSBlockBytes, false>(
+      k, w, nr, xq, xq_stride, nc, y, y_stride,
+      [](const uint8_t* gb, int i, const BlockQ8_K& a, int32_t* isum, int32_t* /*msum*/) {
+        for (int s = 0; s < 8; ++s) {
+          int32_t dot = 0;
+          for (int j = 0; j < 4; ++j) {
+            for (int t = 0; t < 4; ++t) {
+              const uint8_t byte = gb[kX8IQ4XSCodes + 128 * s + 32 * j + 4 * i + t];
+              dot += kIQ4NLValues[byte & 15] * a.qs[32 * s + 4 * j + t] +
+                     kIQ4NLValues[byte >> 4] * a.qs[32 * s + 16 + 4 * j + t];
+            }
+          }
+          *isum += static_cast<int8_t>(gb[16 + 16 * (s / 2) + 2 * i + s % 2]) * dot;
+        }
+      });
+}
+
 // Q6_K in the x8 layout against Q8_K activations, per row and super-block,
 // in integers: isum = sum_s sc_s * (sum_e q_e * a_e - 32 * asum_s).
 void TileX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
@@ -249,6 +270,8 @@ void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32) {
       ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q2K, kX8Rows, 1};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ3_K)] = MatMulKernel{
       ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q3K, kX8Rows, 1};
+  t->matmul_x8[static_cast<int>(WeightFormat::kIQ4_XS)] = MatMulKernel{
+      ActFormat::kQ8K, k4.quantize, nullptr, TileX8IQ4XS, kX8Rows, 1};
 }
 
 }  // namespace weft::kernels

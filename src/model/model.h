@@ -50,8 +50,8 @@ struct ForwardOptions {
 struct ForwardScratch;  // forward.cc
 
 struct LoadOptions {
-  // Repack the Q4_0/Q5_0/Q8_0/Q4_K/Q5_K/Q6_K matrices into the kernels' x8 layout
-  // (RepackWeightsX8): faster matmuls at every batch size (decode reads one
+  // Repack the matrices of every format kernels::CanPackX8 takes (all the
+  // quantized ones but Q8_1/Q8_K) into the kernels' x8 layout (RepackWeightsX8): faster matmuls at every batch size (decode reads one
   // sequential stream per 8 rows); the file's pages of the originals are
   // released, so memory stays about the file's size. Off: matmuls read the
   // mapped file in place (results differ in float rounding only).

@@ -178,7 +178,7 @@ TEST(Avx512EmulatedTest, NativeTableMatchesEmulation) {
                             GgmlType::kF32,  GgmlType::kF16,  GgmlType::kQ4_K,
                             GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_NL,
                             GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_1,
-                            GgmlType::kQ5_1};
+                            GgmlType::kQ5_1, GgmlType::kIQ4_XS};
   for (GgmlType type : types) {
     const std::vector<int64_t> ks = TypeTraits(type).block_size == 256
                                         ? std::vector<int64_t>{256, 2304}
@@ -192,7 +192,7 @@ TEST(Avx512EmulatedTest, NativeTableMatchesEmulation) {
             type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K ||
             type == GgmlType::kQ5_K || type == GgmlType::kQ6_K || type == GgmlType::kIQ4_NL ||
             type == GgmlType::kQ2_K || type == GgmlType::kQ3_K || type == GgmlType::kQ4_1 ||
-            type == GgmlType::kQ5_1) {
+            type == GgmlType::kQ5_1 || type == GgmlType::kIQ4_XS) {
           EXPECT_EQ(RunMatMul(native, p, nullptr, true),
                     RunMatMul(emu, p, nullptr, true))
               << Name(type, m, k, true);

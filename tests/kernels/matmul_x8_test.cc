@@ -32,7 +32,7 @@ constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0
                                GgmlType::kQ4_1, GgmlType::kQ5_1,
                                GgmlType::kIQ4_NL, GgmlType::kQ2_K, GgmlType::kQ3_K,
                                GgmlType::kQ4_K,
-                               GgmlType::kQ5_K, GgmlType::kQ6_K};
+                               GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_XS};
 
 std::string Name(GgmlType t, int64_t m, int64_t n, int64_t k) {
   return StrFormat("%s x8 M=%lld N=%lld K=%lld",
@@ -58,7 +58,8 @@ TEST(MatMulX8Test, Layout) {
   EXPECT_TRUE(CanPackX8(GgmlType::kQ3_K));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ5_K));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ6_K));
-  EXPECT_FALSE(CanPackX8(GgmlType::kIQ4_XS));
+  EXPECT_TRUE(CanPackX8(GgmlType::kIQ4_XS));
+  EXPECT_FALSE(CanPackX8(GgmlType::kQ8_1));
   EXPECT_FALSE(CanPackX8(GgmlType::kF16));
   // Rows rounded up to whole groups of 8.
   EXPECT_EQ(PackedX8Bytes(GgmlType::kQ4_0, 9, 64), size_t{16} * 36);
