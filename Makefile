@@ -62,7 +62,7 @@ ASAN_CI_TESTS := util_test tensor_test gguf_test cpu_features_test \
   kernels_test kv_test model_test model_batch_test kv_window_test \
   tokenizer_test chat_test sampling_test engine_test engine_trace_test \
   engine_backend_test chat_template_choice_test engine_builder_test file_hasher_test \
-  server_test bench_test fuzz_replay_test model_decode_step_test \
+  server_test loadgen_test fuzz_replay_test model_decode_step_test \
   $(if $(filter x86_64,$(shell uname -m)),avx512_emulated_test)
 empty :=
 space := $(empty) $(empty)

@@ -1,5 +1,5 @@
 // `weft bench serve|plot|compare`: the serving benchmark client (a client
-// of any OpenAI-compatible server; see src/bench/ and docs/benchmarks).
+// of any OpenAI-compatible server; see src/loadgen/ and docs/benchmarks).
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -11,19 +11,19 @@
 #include "apps/build_info.h"
 #include "apps/bench.h"
 #include "apps/flags.h"
-#include "bench/compare.h"
-#include "bench/http_client.h"
-#include "bench/plot.h"
-#include "bench/report.h"
-#include "bench/runner.h"
-#include "bench/workload.h"
+#include "loadgen/compare.h"
+#include "loadgen/http_client.h"
+#include "loadgen/plot.h"
+#include "loadgen/report.h"
+#include "loadgen/runner.h"
+#include "loadgen/workload.h"
 #include "util/strings.h"
 
 namespace weft::apps {
 namespace {
 
 using json = nlohmann::json;
-using namespace weft::bench;  // NOLINT: one file of glue
+using namespace weft::loadgen;  // NOLINT: one file of glue
 
 int UsageError(const std::string& msg) {
   std::fprintf(stderr, "weft bench: %s\n", msg.c_str());

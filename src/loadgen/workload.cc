@@ -1,4 +1,4 @@
-#include "bench/workload.h"
+#include "loadgen/workload.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "util/strings.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 namespace {
 
@@ -378,4 +378,4 @@ StatusOr<std::vector<PlannedRequest>> ParsePromptFile(
   return out;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

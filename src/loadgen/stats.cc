@@ -1,10 +1,10 @@
-#include "bench/stats.h"
+#include "loadgen/stats.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 double PercentileSorted(std::span<const double> sorted, double q) {
   if (sorted.empty()) return 0;
@@ -50,4 +50,4 @@ bool MeetsSlo(const Slo& slo, double ttft_s, std::optional<double> tpot_s,
   return true;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -1,10 +1,10 @@
-#include "bench/stream.h"
+#include "loadgen/stream.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace weft::bench {
+namespace weft::loadgen {
 namespace {
 
 std::string Chunk(const std::string& text) {
@@ -157,4 +157,4 @@ TEST(StreamTest, SplitChunkAcrossReads) {
 }
 
 }  // namespace
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -1,9 +1,9 @@
-#include "bench/compare.h"
+#include "loadgen/compare.h"
 
-#include "bench/report.h"
+#include "loadgen/report.h"
 #include "util/strings.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 using json = nlohmann::json;
 
@@ -100,4 +100,4 @@ StatusOr<std::string> CompareReport(const json& a, const json& b,
   return out;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

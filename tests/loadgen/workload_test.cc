@@ -1,11 +1,11 @@
-#include "bench/workload.h"
+#include "loadgen/workload.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
 
-namespace weft::bench {
+namespace weft::loadgen {
 namespace {
 
 // Bytes as tokens with a BOS (like the server's FakeBackend).
@@ -216,4 +216,4 @@ TEST(PromptFileTest, RejectsBadLines) {
 }
 
 }  // namespace
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -13,11 +13,11 @@
 #include <string>
 #include <string_view>
 
-#include "bench/stream.h"
-#include "bench/workload.h"
+#include "loadgen/stream.h"
+#include "loadgen/workload.h"
 #include "util/status.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 using Clock = std::chrono::steady_clock;
 
@@ -76,4 +76,4 @@ class HttpTokenizer : public TokenizerClient {
   double timeout_s_;
 };
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

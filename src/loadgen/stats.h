@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 // The q-th percentile (q in [0, 100]) of `sorted` (ascending), interpolating
 // linearly between the two nearest ranks like numpy.percentile's default:
@@ -46,4 +46,4 @@ struct Slo {
 bool MeetsSlo(const Slo& slo, double ttft_s, std::optional<double> tpot_s,
               double e2e_s);
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -1,11 +1,11 @@
-#include "bench/report.h"
+#include "loadgen/report.h"
 
 #include <gtest/gtest.h>
 
-#include "bench/compare.h"
-#include "bench/plot.h"
+#include "loadgen/compare.h"
+#include "loadgen/plot.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 namespace {
 
 using json = nlohmann::json;
@@ -179,4 +179,4 @@ TEST(PlotTest, NiceTicks) {
 }
 
 }  // namespace
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "bench/http_client.h"
-#include "bench/stream.h"
-#include "bench/workload.h"
+#include "loadgen/http_client.h"
+#include "loadgen/stream.h"
+#include "loadgen/workload.h"
 #include "util/status.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 struct RunConfig {
   Endpoint endpoint;                 // the server
@@ -62,4 +62,4 @@ std::string RequestBody(const RunConfig& config, const PlannedRequest& req);
 StatusOr<RunResult> RunBenchmark(const RunConfig& config,
                                  const WorkloadPlan& plan);
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

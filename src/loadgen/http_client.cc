@@ -1,4 +1,4 @@
-#include "bench/http_client.h"
+#include "loadgen/http_client.h"
 
 #include <boost/asio/connect.hpp>
 #include <boost/beast/core.hpp>
@@ -8,7 +8,7 @@
 
 #include "util/strings.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -226,4 +226,4 @@ StatusOr<std::vector<int32_t>> HttpTokenizer::Tokenize(const std::string& text) 
   return ids;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -15,10 +15,10 @@
 #include <optional>
 #include <string>
 
-#include "bench/runner.h"
-#include "bench/stats.h"
+#include "loadgen/runner.h"
+#include "loadgen/stats.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 // S2: the background streams' inter-token latency while a long prompt is
 // being prefilled (from its send to its first token).
@@ -87,4 +87,4 @@ std::string MarkdownReport(const nlohmann::json& doc);
 // A level's short name: "c=4", "rate=2/s", "S2 c=8".
 std::string LevelName(const nlohmann::json& level);
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -1,10 +1,10 @@
-#include "bench/report.h"
+#include "loadgen/report.h"
 
 #include <algorithm>
 
 #include "util/strings.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 using json = nlohmann::json;
 
@@ -331,4 +331,4 @@ std::string MarkdownReport(const json& doc) {
   return out;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

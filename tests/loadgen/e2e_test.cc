@@ -10,14 +10,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "bench/http_client.h"
-#include "bench/report.h"
-#include "bench/runner.h"
-#include "bench/workload.h"
+#include "loadgen/http_client.h"
+#include "loadgen/report.h"
+#include "loadgen/runner.h"
+#include "loadgen/workload.h"
 #include "server/server.h"
 #include "server/testing/fake_backend.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 namespace {
 
 using json = nlohmann::json;
@@ -306,4 +306,4 @@ TEST_F(BenchE2eTest, CommandLine) {
 }
 
 }  // namespace
-}  // namespace weft::bench
+}  // namespace weft::loadgen

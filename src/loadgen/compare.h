@@ -9,7 +9,7 @@
 
 #include "util/status.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 // Checks that `doc` is a weft-bench-serve result (format and levels).
 Status ValidateResult(const nlohmann::json& doc);
@@ -20,4 +20,4 @@ StatusOr<std::string> CompareReport(const nlohmann::json& a,
                                     const std::string& name_a,
                                     const std::string& name_b);
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -1,10 +1,10 @@
-#include "bench/stats.h"
+#include "loadgen/stats.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace weft::bench {
+namespace weft::loadgen {
 namespace {
 
 TEST(PercentileTest, LinearInterpolationLikeNumpy) {
@@ -70,4 +70,4 @@ TEST(SloTest, EveryBoundMustHold) {
 }
 
 }  // namespace
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -11,7 +11,7 @@
 
 #include "util/status.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 struct PlotRun {
   std::string label;     // legend name
@@ -23,4 +23,4 @@ std::vector<double> NiceTicks(double lo, double hi, int target = 6);
 
 StatusOr<std::string> PlotSvg(const std::vector<PlotRun>& runs);
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -1,11 +1,11 @@
-#include "bench/sse.h"
+#include "loadgen/sse.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace weft::bench {
+namespace weft::loadgen {
 namespace {
 
 std::vector<SseEvent> FeedInPieces(const std::string& body,
@@ -93,4 +93,4 @@ TEST(SseParserTest, EmptyDataIsAnEventButBlankLinesAreNot) {
 }
 
 }  // namespace
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -1,10 +1,10 @@
-#include "bench/arrivals.h"
+#include "loadgen/arrivals.h"
 
 #include <random>
 
 #include "util/check.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 std::vector<double> ArrivalTimes(const ArrivalConfig& config, int64_t n) {
   CHECK(config.rate > 0) << "rate must be positive";
@@ -24,4 +24,4 @@ std::vector<double> ArrivalTimes(const ArrivalConfig& config, int64_t n) {
   return out;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -1,10 +1,10 @@
-#include "bench/stream.h"
+#include "loadgen/stream.h"
 
 #include <nlohmann/json.hpp>
 
-#include "bench/stats.h"
+#include "loadgen/stats.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 using json = nlohmann::json;
 
@@ -184,4 +184,4 @@ void StreamAccumulator::Fail(FailureKind kind, std::string error, double at) {
   r_->e2e = at - r_->sent_at;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 struct SseEvent {
   std::string event;  // "event:" field; empty = "message"
@@ -39,4 +39,4 @@ class SseParser {
   size_t bytes_fed_ = 0;
 };
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

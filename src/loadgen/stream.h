@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/sse.h"
+#include "loadgen/sse.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 // Why a request failed; kNone = completed.
 enum class FailureKind {
@@ -95,4 +95,4 @@ class StreamAccumulator {
   int64_t last_usage_tokens_ = 0;   // per-chunk usage seen so far
 };
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -1,4 +1,4 @@
-#include "bench/runner.h"
+#include "loadgen/runner.h"
 
 #include <unistd.h>
 
@@ -9,10 +9,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "bench/arrivals.h"
+#include "loadgen/arrivals.h"
 #include "util/strings.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -395,4 +395,4 @@ StatusOr<RunResult> RunBenchmark(const RunConfig& config,
   return driver.Run();
 }
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 struct ArrivalConfig {
   double rate = 1.0;        // mean requests per second (> 0)
@@ -21,4 +21,4 @@ struct ArrivalConfig {
 // the first arrives after one gap.
 std::vector<double> ArrivalTimes(const ArrivalConfig& config, int64_t n);
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

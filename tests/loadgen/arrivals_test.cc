@@ -1,11 +1,11 @@
-#include "bench/arrivals.h"
+#include "loadgen/arrivals.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numeric>
 
-namespace weft::bench {
+namespace weft::loadgen {
 namespace {
 
 // Mean and coefficient of variation of the gaps.
@@ -53,4 +53,4 @@ TEST(ArrivalsTest, GammaKeepsTheRateAndChangesTheSpread) {
 }
 
 }  // namespace
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -1,6 +1,6 @@
-#include "bench/sse.h"
+#include "loadgen/sse.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 void SseParser::Feed(std::string_view bytes, std::vector<SseEvent>* out) {
   bytes_fed_ += bytes.size();
@@ -56,4 +56,4 @@ void SseParser::Dispatch(std::vector<SseEvent>* out) {
   has_data_ = false;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -22,7 +22,7 @@
 
 #include "util/status.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 enum class WorkloadKind { kS1, kS2, kS3, kS4, kS6, kFile };
 // "S1".."S4", "S6" or "file".
@@ -107,4 +107,4 @@ StatusOr<WorkloadPlan> BuildWorkload(const WorkloadParams& params,
 StatusOr<std::vector<PlannedRequest>> ParsePromptFile(
     std::string_view content, int64_t default_max_tokens);
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen

@@ -1,14 +1,14 @@
-#include "bench/plot.h"
+#include "loadgen/plot.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "bench/compare.h"
-#include "bench/report.h"
-#include "bench/stats.h"
+#include "loadgen/compare.h"
+#include "loadgen/report.h"
+#include "loadgen/stats.h"
 #include "util/strings.h"
 
-namespace weft::bench {
+namespace weft::loadgen {
 
 using json = nlohmann::json;
 
@@ -204,4 +204,4 @@ StatusOr<std::string> PlotSvg(const std::vector<PlotRun>& runs) {
   return svg;
 }
 
-}  // namespace weft::bench
+}  // namespace weft::loadgen
