@@ -1,5 +1,5 @@
 // JSON, one-line and markdown-table output of `weft bench engine`.
-#include "apps/bench_engine_report.h"
+#include "apps/bench/bench_engine_report.h"
 
 #include "util/strings.h"
 

@@ -1,4 +1,4 @@
-// The measuring half of `weft bench engine` (apps/bench_engine.cc): seeded
+// The measuring half of `weft bench engine` (apps/bench/bench_engine.cc): seeded
 // random-token workloads, one in-process engine run per scheduler
 // configuration, and the latency figures of that run.
 //

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "apps/bench_engine_run.h"
+#include "apps/bench/bench_engine_run.h"
 
 namespace weft::apps::bench_engine {
 

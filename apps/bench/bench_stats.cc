@@ -1,4 +1,4 @@
-#include "apps/bench_stats.h"
+#include "apps/bench/bench_stats.h"
 
 #include <algorithm>
 

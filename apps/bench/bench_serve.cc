@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "apps/build_info.h"
-#include "apps/bench.h"
+#include "apps/bench/bench.h"
 #include "apps/flags.h"
 #include "loadgen/compare.h"
 #include "loadgen/http_client.h"

@@ -1,5 +1,5 @@
 // Workloads and one measured engine run for `weft bench engine`.
-#include "apps/bench_engine_run.h"
+#include "apps/bench/bench_engine_run.h"
 
 #include <algorithm>
 #include <condition_variable>

@@ -21,9 +21,9 @@
 #include <string_view>
 #include <vector>
 
-#include "apps/bench.h"
-#include "apps/bench_engine_report.h"
-#include "apps/bench_engine_run.h"
+#include "apps/bench/bench.h"
+#include "apps/bench/bench_engine_report.h"
+#include "apps/bench/bench_engine_run.h"
 #include "apps/build_info.h"
 #include "apps/flags.h"
 #include "engine/engine.h"

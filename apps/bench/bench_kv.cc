@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "apps/bench.h"
-#include "apps/bench_json.h"
-#include "apps/bench_stats.h"
+#include "apps/bench/bench.h"
+#include "apps/bench/bench_json.h"
+#include "apps/bench/bench_stats.h"
 #include "apps/build_info.h"
 #include "apps/flags.h"
 #include "engine/model_executor.h"

@@ -1,5 +1,5 @@
 // Verbs of `weft bench` (serve, plot, compare, and later model/engine).
-// Each verb lives in its own apps/ file and registers itself:
+// Each verb lives in its own apps/bench/ file and registers itself:
 //
 //   WEFT_BENCH_VERB("serve", "benchmark an OpenAI-compatible server",
 //                   RunBenchServe);

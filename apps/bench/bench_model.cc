@@ -37,8 +37,9 @@
 #include <thread>
 #include <vector>
 
-#include "apps/bench_json.h"
-#include "apps/bench_stats.h"
+#include "apps/bench/bench.h"
+#include "apps/bench/bench_json.h"
+#include "apps/bench/bench_stats.h"
 #include "apps/build_info.h"
 #include "apps/command.h"
 #include "apps/flags.h"
@@ -48,11 +49,6 @@
 #include "kernels/thread_pool.h"
 #include "model/model.h"
 #include "util/strings.h"
-
-#if __has_include("apps/bench.h")
-#include "apps/bench.h"
-#define WEFT_HAVE_BENCH_VERBS 1
-#endif
 
 namespace weft::apps {
 namespace {
@@ -513,8 +509,6 @@ int RunBenchModel(int argc, char** argv) {
 }  // namespace
 
 WEFT_COMMAND("bench-model", "model throughput: pp512, tg128, batched decode", RunBenchModel);
-#ifdef WEFT_HAVE_BENCH_VERBS
 WEFT_BENCH_VERB("model", "model throughput: pp512, tg128, batched decode", RunBenchModel);
-#endif
 
 }  // namespace weft::apps

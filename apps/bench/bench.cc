@@ -1,6 +1,6 @@
 // `weft bench VERB ...`: dispatches to the verbs registered with
-// WEFT_BENCH_VERB (apps/bench.h).
-#include "apps/bench.h"
+// WEFT_BENCH_VERB (apps/bench/bench.h).
+#include "apps/bench/bench.h"
 
 #include <algorithm>
 #include <cstdio>
