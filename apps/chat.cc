@@ -36,6 +36,7 @@
 
 #include "apps/build_info.h"
 #include "apps/command.h"
+#include "apps/flag_groups.h"
 #include "apps/flags.h"
 #include "model/kv_cache.h"
 #include "runtime/engine_builder.h"
@@ -341,44 +342,40 @@ int RunChat(int argc, char** argv) {
                 "Chat with a model in the terminal, answers streamed as they "
                 "are written. /? lists the commands; Ctrl-C stops an answer, "
                 "Ctrl-D or /bye leaves.");
-  std::string model_path = WEFT_DEFAULT_MODEL, system, kv_memory = "512M";
-  std::string kv_type = "f16";
-  int64_t n_predict = 0, top_k = 0, seed = -1, ctx = 0;
-  double temp = 0.8, top_p = 1.0, min_p = 0.0, repeat_penalty = 1.0;
-  int64_t threads = 0;
+  ModelFlags model_flags(WEFT_DEFAULT_MODEL);
+  SamplingFlags sampling_flags;
+  ThreadFlags thread_flags;
+  KvFlags kv_flags("KV cache storage: f16, f32 or q8_0",
+                   "KV cache size: bytes (512M, 2G) or a fraction of free memory");
+  std::string system;
+  int64_t n_predict = 0, ctx = 0;
   bool verbose = false;
-  flags.String("model", &model_path, "GGUF model file", 'm');
+  model_flags.Register(&flags);
   flags.String("system", &system, "system message (also /system TEXT)");
   flags.Int("n-predict", &n_predict, "most tokens per answer; 0 = until the end of the turn", 'n');
-  flags.Double("temp", &temp, "temperature; 0 = greedy");
-  flags.Double("top-p", &top_p, "nucleus sampling threshold in (0, 1]");
-  flags.Int("top-k", &top_k, "keep the k most likely tokens; 0 = off");
-  flags.Double("min-p", &min_p, "drop tokens below min_p * p(best); 0 = off");
-  flags.Double("repeat-penalty", &repeat_penalty, "repetition penalty; 1 = off");
-  flags.Int("seed", &seed, "RNG seed; -1 = random");
+  sampling_flags.Register(&flags);
   flags.Int("ctx", &ctx, "context size in tokens; 0 = min(training context, 4096)");
-  flags.Int("threads", &threads, "compute threads; 0 = all cores", 't');
-  flags.String("kv-type", &kv_type, "KV cache storage: f16, f32 or q8_0");
-  flags.String("kv-memory", &kv_memory, "KV cache size: bytes (512M, 2G) or a fraction of free memory");
+  thread_flags.Register(&flags);
+  kv_flags.Register(&flags);
   flags.Bool("verbose", &verbose, "log the engine's start-up to stderr");
   std::vector<std::string> args;
   if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
   if (!args.empty()) return Fail(2, "unexpected argument '" + CEscape(args[0]) + "'");
   if (n_predict < 0 || n_predict > (int64_t{1} << 24)) return Fail(2, "-n must be in [0, 16777216]");
-  if (threads < 0 || threads > 1024) return Fail(2, "--threads must be in [0, 1024]");
+  if (thread_flags.threads < 0 || thread_flags.threads > 1024) return Fail(2, "--threads must be in [0, 1024]");
   if (ctx < 0 || ctx > (int64_t{1} << 24) || ctx == 1) return Fail(2, "--ctx must be 0 or in [2, 16777216]");
-  if (!(temp >= 0 && temp <= 100)) return Fail(2, "--temp must be in [0, 100]");
-  if (!(top_p > 0 && top_p <= 1)) return Fail(2, "--top-p must be in (0, 1]");
-  if (!(min_p >= 0 && min_p <= 1)) return Fail(2, "--min-p must be in [0, 1]");
-  if (!(repeat_penalty > 0 && repeat_penalty <= 100)) return Fail(2, "--repeat-penalty must be in (0, 100]");
-  if (!model::ParseKvType(kv_type).ok()) return Fail(2, "--kv-type must be f32, f16 or q8_0");
+  if (!(sampling_flags.temp >= 0 && sampling_flags.temp <= 100)) return Fail(2, "--temp must be in [0, 100]");
+  if (!(sampling_flags.top_p > 0 && sampling_flags.top_p <= 1)) return Fail(2, "--top-p must be in (0, 1]");
+  if (!(sampling_flags.min_p >= 0 && sampling_flags.min_p <= 1)) return Fail(2, "--min-p must be in [0, 1]");
+  if (!(sampling_flags.repeat_penalty > 0 && sampling_flags.repeat_penalty <= 100)) return Fail(2, "--repeat-penalty must be in (0, 100]");
+  if (!model::ParseKvType(kv_flags.type).ok()) return Fail(2, "--kv-type must be f32, f16 or q8_0");
 
   runtime::EngineConfig mc;
   std::string error;
-  if (!ParseKvMemory(kv_memory, &mc.kv_bytes, &error)) return Fail(2, error);
-  mc.model_path = model_path;
-  mc.kv_type = kv_type;
-  mc.threads = static_cast<int>(threads);
+  if (!ParseKvMemory(kv_flags.memory, &mc.kv_bytes, &error)) return Fail(2, error);
+  mc.model_path = model_flags.path;
+  mc.kv_type = kv_flags.type;
+  mc.threads = static_cast<int>(thread_flags.threads);
   mc.scheduler.max_seqs = 1;
   mc.scheduler.max_model_len = static_cast<int>(ctx);
   if (!verbose) SetMinLogLevel(LogLevel::kWarning);
@@ -389,14 +386,14 @@ int RunChat(int argc, char** argv) {
   sigemptyset(&sigint);
   sigaddset(&sigint, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
-  std::fprintf(stderr, "weft chat: loading %s\n", model_path.c_str());
+  std::fprintf(stderr, "weft chat: loading %s\n", model_flags.path.c_str());
   runtime::EngineSummary summary;
   StatusOr<std::unique_ptr<server::EngineBackend>> backend =
       runtime::BuildBackend(mc, &summary);
   if (!backend.ok()) {
     const std::string msg = backend.status().message();
     return Fail(backend.status().code() == StatusCode::kResourceExhausted ? 1 : 2,
-                msg.find(model_path) != std::string::npos ? msg : model_path + ": " + msg);
+                msg.find(model_flags.path) != std::string::npos ? msg : model_flags.path + ": " + msg);
   }
   struct sigaction sa = {};
   sa.sa_handler = OnSigint;
@@ -409,12 +406,12 @@ int RunChat(int argc, char** argv) {
                summary.max_model_len);
 
   ChatOptions opt;
-  opt.sampling.temperature = static_cast<float>(temp);
-  opt.sampling.top_p = static_cast<float>(top_p);
-  opt.sampling.top_k = static_cast<int32_t>(top_k);
-  opt.sampling.min_p = static_cast<float>(min_p);
-  opt.sampling.repetition_penalty = static_cast<float>(repeat_penalty);
-  if (seed >= 0) opt.sampling.seed = static_cast<uint64_t>(seed);
+  opt.sampling.temperature = static_cast<float>(sampling_flags.temp);
+  opt.sampling.top_p = static_cast<float>(sampling_flags.top_p);
+  opt.sampling.top_k = static_cast<int32_t>(sampling_flags.top_k);
+  opt.sampling.min_p = static_cast<float>(sampling_flags.min_p);
+  opt.sampling.repetition_penalty = static_cast<float>(sampling_flags.repeat_penalty);
+  if (sampling_flags.seed >= 0) opt.sampling.seed = static_cast<uint64_t>(sampling_flags.seed);
   opt.n_predict = n_predict;
   opt.context = summary.max_model_len;
   opt.system = system;

@@ -10,6 +10,7 @@
 
 #include "apps/build_info.h"
 #include "apps/command.h"
+#include "apps/flag_groups.h"
 #include "apps/flags.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
@@ -35,28 +36,23 @@ std::string Shown(const tokenizer::Tokenizer& tok, int32_t id) {
 int RunRun(int argc, char** argv) {
   FlagSet flags("weft run [-m MODEL] -p PROMPT [flags]",
                 "Generate text from a prompt, streaming it to stdout.");
-  std::string model_path = WEFT_DEFAULT_MODEL;
+  ModelFlags model_flags(WEFT_DEFAULT_MODEL);
+  SamplingFlags sampling_flags;
+  ThreadFlags thread_flags(
+      "compute threads", std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 4));
+  KvFlags kv_flags("KV cache storage: f16 (as weft serve), f32 or q8_0");
   std::string prompt;
-  int64_t n_predict = 64;
-  double temp = 0.8, top_p = 1.0, min_p = 0.0, repeat_penalty = 1.0;
-  int64_t top_k = 0, seed = -1, logprobs = -1, ctx = 0;
-  int64_t threads = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 4);
+  int64_t n_predict = 64, logprobs = -1, ctx = 0;
   bool echo = true;
-  std::string kv_type_name = "f16";
-  flags.String("model", &model_path, "GGUF model file", 'm');
+  model_flags.Register(&flags);
   flags.String("prompt", &prompt, "prompt text", 'p');
   flags.Int("n-predict", &n_predict, "tokens to generate (stops early at end of text)", 'n');
-  flags.Double("temp", &temp, "temperature; 0 = greedy");
-  flags.Double("top-p", &top_p, "nucleus sampling threshold in (0, 1]");
-  flags.Int("top-k", &top_k, "keep the k most likely tokens; 0 = off");
-  flags.Double("min-p", &min_p, "drop tokens below min_p * p(best); 0 = off");
-  flags.Double("repeat-penalty", &repeat_penalty, "repetition penalty; 1 = off");
-  flags.Int("seed", &seed, "RNG seed; -1 = random");
+  sampling_flags.Register(&flags);
   flags.Int("logprobs", &logprobs, "print the top-N log probabilities of each token to stderr");
   flags.Int("ctx", &ctx, "context size in tokens; 0 = min(training context, 4096)");
-  flags.Int("threads", &threads, "compute threads", 't');
+  thread_flags.Register(&flags);
   flags.Bool("echo", &echo, "print the prompt before the generated text");
-  flags.String("kv-type", &kv_type_name, "KV cache storage: f16 (as weft serve), f32 or q8_0");
+  kv_flags.Register(&flags);
   std::vector<std::string> args;
   if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
   if (!args.empty()) {
@@ -71,7 +67,7 @@ int RunRun(int argc, char** argv) {
     fprintf(stderr, "weft run: -n must be in [0, 16777216]\n");
     return 2;
   }
-  if (threads < 1 || threads > 256) {
+  if (thread_flags.threads < 1 || thread_flags.threads > 256) {
     fprintf(stderr, "weft run: --threads must be in [1, 256]\n");
     return 2;
   }
@@ -79,28 +75,28 @@ int RunRun(int argc, char** argv) {
     fprintf(stderr, "weft run: --ctx must be in [0, 16777216]\n");
     return 2;
   }
-  const StatusOr<model::KvType> kv_type = model::ParseKvType(kv_type_name);
+  const StatusOr<model::KvType> kv_type = model::ParseKvType(kv_flags.type);
   if (!kv_type.ok()) {
     fprintf(stderr, "weft run: --kv-type must be f32, f16 or q8_0, not '%s'\n",
-            CEscape(kv_type_name).c_str());
+            CEscape(kv_flags.type).c_str());
     return 2;
   }
 
   // Sampling parameters are checked before the model is loaded.
   sampling::SamplingParams sp;
-  sp.temperature = static_cast<float>(temp);
-  sp.top_p = static_cast<float>(top_p);
-  sp.top_k = static_cast<int32_t>(std::clamp<int64_t>(top_k, INT32_MIN, INT32_MAX));
-  sp.min_p = static_cast<float>(min_p);
-  sp.repetition_penalty = static_cast<float>(repeat_penalty);
-  if (seed >= 0) sp.seed = static_cast<uint64_t>(seed);
+  sp.temperature = static_cast<float>(sampling_flags.temp);
+  sp.top_p = static_cast<float>(sampling_flags.top_p);
+  sp.top_k = static_cast<int32_t>(std::clamp<int64_t>(sampling_flags.top_k, INT32_MIN, INT32_MAX));
+  sp.min_p = static_cast<float>(sampling_flags.min_p);
+  sp.repetition_penalty = static_cast<float>(sampling_flags.repeat_penalty);
+  if (sampling_flags.seed >= 0) sp.seed = static_cast<uint64_t>(sampling_flags.seed);
   if (logprobs >= 0) sp.logprobs = static_cast<int32_t>(std::min<int64_t>(logprobs, 1 << 20));
   if (Status s = sp.Validate(1 << 30); !s.ok()) {
     fprintf(stderr, "weft run: bad sampling parameters: %s\n", s.message().c_str());
     return 2;
   }
 
-  auto model_or = model::Model::Load(model_path);
+  auto model_or = model::Model::Load(model_flags.path);
   if (!model_or.ok()) {
     fprintf(stderr, "weft run: %s\n", model_or.status().message().c_str());
     return 2;
@@ -114,7 +110,7 @@ int RunRun(int argc, char** argv) {
   }
   const tokenizer::Tokenizer& tok = **tok_or;
   if (Status st = tok.CheckFitsModel(cfg.n_vocab); !st.ok()) {
-    fprintf(stderr, "weft run: %s: %s\n", model_path.c_str(),
+    fprintf(stderr, "weft run: %s: %s\n", model_flags.path.c_str(),
             st.message().c_str());
     return 2;
   }
@@ -157,7 +153,7 @@ int RunRun(int argc, char** argv) {
   }
   model::KvCache* kv = kv_or->get();
   model::ForwardOptions fopts;
-  fopts.n_threads = static_cast<int>(threads);
+  fopts.n_threads = static_cast<int>(thread_flags.threads);
 
   if (echo) {
     fputs(prompt.c_str(), stdout);

@@ -17,6 +17,7 @@
 
 #include "apps/build_info.h"
 #include "apps/command.h"
+#include "apps/flag_groups.h"
 #include "apps/flags.h"
 #include "engine/scheduler_config.h"
 #include "model/kv_cache.h"
@@ -61,21 +62,25 @@ int RunServe(int argc, char** argv) {
                 "Serve a model over an OpenAI-compatible HTTP API. Every flag "
                 "can also be set as WEFT_<FLAG> (e.g. WEFT_PORT=9000).");
   flags.SetEnvPrefix("WEFT");
-  std::string model_path = WEFT_DEFAULT_MODEL;
-  std::string host = "127.0.0.1", api_key, kv_memory = "512M";
+  ModelFlags model_flags(WEFT_DEFAULT_MODEL);
+  ThreadFlags thread_flags;
+  KvFlags kv_flags(
+      "KV cache storage: f16, f32 or q8_0 (q8_0 needs head sizes that are multiples of 32)",
+      "KV cache size: bytes (512M, 2G) or a fraction of free memory (0.2)");
+  std::string host = "127.0.0.1", api_key;
   std::string cors_origin = server::ServerConfig().cors_origin;
-  std::string chat_template_path, model_id, kv_type = "f16", trace_path;
+  std::string chat_template_path, model_id, trace_path;
   // Scheduling defaults: engine::SchedulerConfig's (tuned for CPU, see
   // src/engine/scheduler_config.h).
   const engine::SchedulerConfig defaults;
   int64_t port = 8080, max_seqs = defaults.max_seqs;
   int64_t max_batched_tokens = defaults.max_batched_tokens;
   int64_t prefill_chunk = defaults.prefill_chunk;
-  int64_t max_queue = 256, threads = 0, ctx = 0;
+  int64_t max_queue = 256, ctx = 0;
   double drain_timeout = 30.0, max_request_seconds = 0;
   int64_t max_sequences = 256;
   bool log_prompts = false, no_prefix_caching = false;
-  flags.String("model", &model_path, "GGUF model file", 'm');
+  model_flags.Register(&flags);
   flags.String("model-id", &model_id, "model name reported to clients (default: file stem)");
   flags.String("host", &host, "address to bind");
   flags.Int("port", &port, "port to bind; 0 = any free port", 'p');
@@ -84,10 +89,9 @@ int RunServe(int argc, char** argv) {
   flags.Int("max-seqs", &max_seqs, "sequences generated at once");
   flags.Int("max-batched-tokens", &max_batched_tokens, "tokens per engine pass");
   flags.Int("prefill-chunk", &prefill_chunk, "prompt tokens per sequence per pass; 0 = no cap");
-  flags.String("kv-type", &kv_type, "KV cache storage: f16, f32 or q8_0 (q8_0 needs head sizes that are multiples of 32)");
-  flags.String("kv-memory", &kv_memory, "KV cache size: bytes (512M, 2G) or a fraction of free memory (0.2)");
+  kv_flags.Register(&flags);
   flags.Int("max-queue", &max_queue, "waiting requests before 429; 0 = unlimited");
-  flags.Int("threads", &threads, "compute threads; 0 = all cores", 't');
+  thread_flags.Register(&flags);
   flags.Int("ctx", &ctx, "context length per sequence; 0 = min(training context, 4096)");
   flags.Double("max-request-seconds", &max_request_seconds,
                "abort a generation request after this many seconds (finish_reason \"abort\"); 0 = no cap");
@@ -110,7 +114,7 @@ int RunServe(int argc, char** argv) {
   }
   if (!InRange(prefill_chunk, 0, 1 << 20)) return Fail(2, "--prefill-chunk must be in [0, 1048576]");
   if (!InRange(max_queue, 0, 1 << 20)) return Fail(2, "--max-queue must be in [0, 1048576]");
-  if (!InRange(threads, 0, 1024)) return Fail(2, "--threads must be in [0, 1024]");
+  if (!InRange(thread_flags.threads, 0, 1024)) return Fail(2, "--threads must be in [0, 1024]");
   if (!InRange(ctx, 0, 1 << 24) || ctx == 1) return Fail(2, "--ctx must be 0 or in [2, 16777216]");
   if (!(drain_timeout >= 0 && drain_timeout <= 86400)) {
     return Fail(2, "--drain-timeout must be in [0, 86400] seconds");
@@ -121,13 +125,13 @@ int RunServe(int argc, char** argv) {
   if (!InRange(max_sequences, 1, 1 << 16)) {
     return Fail(2, "--max-sequences must be in [1, 65536]");
   }
-  if (!model::ParseKvType(kv_type).ok()) {
-    return Fail(2, "--kv-type must be f32, f16 or q8_0, not '" + CEscape(kv_type) + "'");
+  if (!model::ParseKvType(kv_flags.type).ok()) {
+    return Fail(2, "--kv-type must be f32, f16 or q8_0, not '" + CEscape(kv_flags.type) + "'");
   }
   runtime::EngineConfig mc;
-  mc.kv_type = kv_type;
+  mc.kv_type = kv_flags.type;
   std::string error;
-  if (!ParseKvMemory(kv_memory, &mc.kv_bytes, &error)) return Fail(2, error);
+  if (!ParseKvMemory(kv_flags.memory, &mc.kv_bytes, &error)) return Fail(2, error);
   if (!chat_template_path.empty()) {
     StatusOr<std::string> src = ReadFile(chat_template_path);
     if (!src.ok()) return Fail(2, "--chat-template: " + src.status().message());
@@ -135,10 +139,10 @@ int RunServe(int argc, char** argv) {
     mc.chat_template = *src;
     mc.chat_template_path = chat_template_path;
   }
-  mc.model_path = model_path;
+  mc.model_path = model_flags.path;
   mc.trace_path = trace_path;
   mc.model_id = model_id;
-  mc.threads = static_cast<int>(threads);
+  mc.threads = static_cast<int>(thread_flags.threads);
   mc.scheduler.max_seqs = static_cast<int>(max_seqs);
   mc.scheduler.max_batched_tokens = static_cast<int>(max_batched_tokens);
   mc.scheduler.prefill_chunk = static_cast<int>(prefill_chunk);
@@ -158,7 +162,7 @@ int RunServe(int argc, char** argv) {
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
-  LOG(INFO) << "loading " << model_path;
+  LOG(INFO) << "loading " << model_flags.path;
   const auto load_start = std::chrono::steady_clock::now();
   runtime::EngineSummary summary;
   StatusOr<std::unique_ptr<server::EngineBackend>> backend =
@@ -167,9 +171,9 @@ int RunServe(int argc, char** argv) {
     const StatusCode c = backend.status().code();
     const std::string msg = backend.status().message();
     return Fail(c == StatusCode::kResourceExhausted || c == StatusCode::kInternal ? 1 : 2,
-                msg.find(model_path) != std::string::npos ? msg : model_path + ": " + msg);
+                msg.find(model_flags.path) != std::string::npos ? msg : model_flags.path + ": " + msg);
   }
-  LOG(INFO) << "model " << model_path << ": " << summary.model;
+  LOG(INFO) << "model " << model_flags.path << ": " << summary.model;
   LOG(INFO) << StrFormat(
       "loaded in %.2f s: weights %s (mapped), KV cache %s, resident %s",
       std::chrono::duration<double>(std::chrono::steady_clock::now() -
@@ -184,8 +188,8 @@ int RunServe(int argc, char** argv) {
       "prefix_caching=%s",
       host.c_str(), (long long)port, (long long)max_seqs,
       (long long)max_batched_tokens, (long long)prefill_chunk,
-      summary.max_model_len, (long long)max_queue, (long long)threads,
-      kv_memory.c_str(), drain_timeout, summary.chat_template.c_str(),
+      summary.max_model_len, (long long)max_queue, (long long)thread_flags.threads,
+      kv_flags.memory.c_str(), drain_timeout, summary.chat_template.c_str(),
       api_key.empty() ? "off" : "on", log_prompts ? "on" : "off",
       no_prefix_caching ? "off" : "on");
   LOG(INFO) << StrFormat(

@@ -25,6 +25,7 @@
 #include "apps/bench/bench_engine_report.h"
 #include "apps/bench/bench_engine_run.h"
 #include "apps/build_info.h"
+#include "apps/flag_groups.h"
 #include "apps/flags.h"
 #include "engine/engine.h"
 #include "engine/model_executor.h"
@@ -60,7 +61,9 @@ int RunBenchEngine(int argc, char** argv) {
       "combination. --workload S1|S2 runs a serving workload for every "
       "scheduler configuration plus an unchunked one, side by side.");
   const engine::SchedulerConfig defaults;
-  std::string model_path = WEFT_BENCH_MODEL, json_path, trace_path;
+  ModelFlags model_flags(WEFT_BENCH_MODEL);
+  ThreadFlags thread_flags;
+  std::string json_path, trace_path;
   std::string workload = "custom";
   int64_t num_requests = 16, prompt_len = 256, output_len = 128;
   int64_t per_client = 4;
@@ -68,12 +71,12 @@ int RunBenchEngine(int argc, char** argv) {
               chunks = std::to_string(defaults.prefill_chunk),
               mbts = std::to_string(defaults.max_batched_tokens),
               max_seqs = std::to_string(defaults.max_seqs);
-  int64_t threads = 0, seed = 1, warmup = 1;
+  int64_t seed = 1, warmup = 1;
   int64_t s2_streams = 8, s2_long_prompt = 2048, s2_long_output = 16,
           s2_long_count = 3;
   double kv_gib = 1.0, s2_interval = 10.0;
   bool unchunked = true;
-  flags.String("model", &model_path, "GGUF model file", 'm');
+  model_flags.Register(&flags);
   flags.String("workload", &workload,
                "custom (the flags below), S1 (ladder) or S2 (stall test)");
   flags.Int("num-requests", &num_requests,
@@ -107,7 +110,7 @@ int RunBenchEngine(int argc, char** argv) {
   flags.Double("s2-interval", &s2_interval,
                "S2: seconds between long arrivals (the first at 1x)");
   flags.Double("kv-gib", &kv_gib, "KV cache size in GiB (float32 K/V)");
-  flags.Int("threads", &threads, "compute threads; 0 = all cores", 't');
+  thread_flags.Register(&flags);
   flags.Int("seed", &seed, "seed of the random prompts and arrivals");
   flags.Int("warmup", &warmup, "warm-up requests before each configuration");
   flags.String("json", &json_path, "write the results as JSON to FILE");
@@ -143,7 +146,7 @@ int RunBenchEngine(int argc, char** argv) {
     return usage("--prompt-len must be in [1, 1000000]");
   if (output_len < 1 || output_len > 1000000)
     return usage("--output-len must be in [1, 1000000]");
-  if (threads < 0 || threads > 1024)
+  if (thread_flags.threads < 0 || thread_flags.threads > 1024)
     return usage("--threads must be in [0, 1024]");
   if (warmup < 0 || warmup > 1000)
     return usage("--warmup must be in [0, 1000]");
@@ -224,7 +227,7 @@ int RunBenchEngine(int argc, char** argv) {
     }
   }
 
-  auto model_or = model::Model::Load(model_path);
+  auto model_or = model::Model::Load(model_flags.path);
   if (!model_or.ok()) {
     std::fprintf(stderr, "weft bench engine: %s\n",
                  model_or.status().ToString().c_str());
@@ -245,9 +248,9 @@ int RunBenchEngine(int argc, char** argv) {
   std::string cmdline = "weft bench engine";
   for (int i = 1; i < argc; ++i) cmdline += std::string(" ") + argv[i];
   std::printf("## %s\n\nmodel %s (%s), KV %lld blocks x 16, threads %lld\n",
-              cmdline.c_str(), model_path.c_str(),
+              cmdline.c_str(), model_flags.path.c_str(),
               model.config().Summary().c_str(), (long long)kv_blocks,
-              (long long)threads);
+              (long long)thread_flags.threads);
   const Workload warm = MakeWorkload(model.config(), static_cast<int>(warmup),
                                      16, 4, static_cast<uint64_t>(seed) + 99);
   int traced_runs = 0;
@@ -258,14 +261,14 @@ int RunBenchEngine(int argc, char** argv) {
       BenchPoint wp = p;
       wp.rate = 0;
       wp.concurrency = 1;
-      (void)RunPoint(model, warm, wp, kv_blocks, static_cast<int>(threads),
+      (void)RunPoint(model, warm, wp, kv_blocks, static_cast<int>(thread_flags.threads),
                      static_cast<uint64_t>(seed), engine::EngineOptions());
     }
     engine::EngineOptions eo;
     eo.trace_path = trace_path;
     eo.trace_append = traced_runs++ > 0;
     StatusOr<BenchResult> r =
-        RunPoint(model, w, p, kv_blocks, static_cast<int>(threads),
+        RunPoint(model, w, p, kv_blocks, static_cast<int>(thread_flags.threads),
                  static_cast<uint64_t>(seed), eo);
     if (!r.ok()) {
       std::fprintf(stderr, "weft bench engine: %s\n",
@@ -375,9 +378,9 @@ int RunBenchEngine(int argc, char** argv) {
         s1   ? "S1"
         : s2 ? "S2"
              : "custom",
-        CEscape(cmdline, 4096).c_str(), CEscape(model_path, 4096).c_str(),
+        CEscape(cmdline, 4096).c_str(), CEscape(model_flags.path, 4096).c_str(),
         (long long)num_requests, (long long)prompt_len, (long long)output_len,
-        (long long)kv_blocks, (long long)threads);
+        (long long)kv_blocks, (long long)thread_flags.threads);
     for (size_t i = 0; i < results.size(); ++i) {
       std::fprintf(f, "%s%s\n", ResultJson(results[i]).c_str(),
                    i + 1 < results.size() ? "," : "");

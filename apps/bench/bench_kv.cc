@@ -28,6 +28,7 @@
 #include "apps/bench/bench_json.h"
 #include "apps/bench/bench_stats.h"
 #include "apps/build_info.h"
+#include "apps/flag_groups.h"
 #include "apps/flags.h"
 #include "engine/model_executor.h"
 #include "engine/scheduler.h"
@@ -207,11 +208,13 @@ int RunBenchKv(int argc, char** argv) {
   FlagSet flags("weft bench kv [-m MODEL] [--threads N] [--reps 5] [--json FILE]",
                 "Paged KV cache: decode step vs batch size (paged vs contiguous, "
                 "per storage type) and TTFT with a prefix-cache hit.");
-  std::string model_path = WEFT_BENCH_MODEL, json_path;
+  ModelFlags model_flags(WEFT_BENCH_MODEL);
+  ThreadFlags thread_flags("compute threads (caller included)", /*default_threads=*/2);
+  std::string json_path;
   std::string batch_list = "1,2,4,8,16,32", type_list = "f32,f16";
-  int64_t threads = 2, reps = 5, ctx = 256, block_size = 16, prompt = 1024, cached = 1000;
-  flags.String("model", &model_path, "GGUF model file", 'm');
-  flags.Int("threads", &threads, "compute threads (caller included)", 't');
+  int64_t reps = 5, ctx = 256, block_size = 16, prompt = 1024, cached = 1000;
+  model_flags.Register(&flags);
+  thread_flags.Register(&flags);
   flags.Int("reps", &reps, "timed repetitions after one warm-up");
   flags.String("json", &json_path, "also write every figure to this JSON file");
   flags.Int("ctx", &ctx, "context tokens of each sequence in the decode test");
@@ -223,7 +226,7 @@ int RunBenchKv(int argc, char** argv) {
   std::vector<std::string> rest;
   if (int rc; !flags.Parse(argc, argv, &rest, &rc)) return rc;
   if (!rest.empty()) return Usage(StrFormat("unexpected argument '%s'", rest[0].c_str()));
-  if (threads < 1 || threads > 256 || reps < 1 || reps > 1000 || ctx < 1 || ctx > (1 << 16) ||
+  if (thread_flags.threads < 1 || thread_flags.threads > 256 || reps < 1 || reps > 1000 || ctx < 1 || ctx > (1 << 16) ||
       block_size < 1 || block_size > 1024 || prompt < 0 || prompt > (1 << 16) || cached < 0 ||
       (prompt > 0 && cached >= prompt)) {
     return Usage("--threads, --reps, --ctx, --block-size, --prompt or --cached out of range");
@@ -237,7 +240,7 @@ int RunBenchKv(int argc, char** argv) {
     if (!t.ok()) return Usage(std::string(t.status().message()));
     types.push_back(*t);
   }
-  auto model_or = model::Model::Load(model_path);
+  auto model_or = model::Model::Load(model_flags.path);
   if (!model_or.ok()) return Usage(model_or.status().ToString());
   const model::Model& m = **model_or;
   const model::ModelConfig& c = m.config();
@@ -245,7 +248,7 @@ int RunBenchKv(int argc, char** argv) {
     if (Status s = model::CheckKvType(t, c); !s.ok()) return Usage(std::string(s.message()));
   }
   Args a;
-  a.threads = static_cast<int>(threads);
+  a.threads = static_cast<int>(thread_flags.threads);
   a.reps = static_cast<int>(reps);
   a.ctx = static_cast<int>(ctx);
   a.block_size = static_cast<int>(block_size);
@@ -254,8 +257,8 @@ int RunBenchKv(int argc, char** argv) {
   std::mt19937 rng(4321);
 
   json out;
-  out["model"] = model_path;
-  out["threads"] = threads;
+  out["model"] = model_flags.path;
+  out["threads"] = thread_flags.threads;
   out["reps"] = reps;
   out["ctx"] = ctx;
   out["block_size"] = block_size;
@@ -316,7 +319,7 @@ int RunBenchKv(int argc, char** argv) {
   std::printf("## %s\n\n", CommandLine(argc, argv).c_str());
   std::printf("- model: %s (%s)\n- threads: %lld, reps: %lld (median, min-max after 1 "
               "warm-up), ctx %lld, block size %lld\n\n",
-              model_path.c_str(), c.Summary().c_str(), (long long)threads, (long long)reps,
+              model_flags.path.c_str(), c.Summary().c_str(), (long long)thread_flags.threads, (long long)reps,
               (long long)ctx, (long long)block_size);
   if (!decode_table.empty()) {
     std::printf("| kv | cache | B | ms/step | min-max | vs contiguous B=1 |\n"

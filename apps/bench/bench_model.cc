@@ -42,6 +42,7 @@
 #include "apps/bench/bench_stats.h"
 #include "apps/build_info.h"
 #include "apps/command.h"
+#include "apps/flag_groups.h"
 #include "apps/flags.h"
 #include "kernels/bandwidth.h"
 #include "kernels/compute_peak.h"
@@ -71,12 +72,15 @@ int RunBenchModel(int argc, char** argv) {
   FlagSet flags("weft bench model [-m MODEL] [--threads N] [--reps 5] [--json FILE]",
                 "Model throughput: pp512, tg128 and the batched decode curve, "
                 "with the read bandwidth measured in the same run.");
-  std::string model_path = WEFT_BENCH_MODEL, json_path, isa_name;
-  int64_t threads = 2, reps = 5, pp = 512, tg = 128, ctx = 256;
-  std::string batch_list = "1,2,4,8,16,32", kv_type_name = "f16", depth_list;
+  ModelFlags model_flags(WEFT_BENCH_MODEL);
+  ThreadFlags thread_flags("compute threads (caller included)", /*default_threads=*/2);
+  KvFlags kv_flags("KV cache storage: f16 (as weft serve and llama-bench), f32 or q8_0");
+  std::string json_path, isa_name;
+  int64_t reps = 5, pp = 512, tg = 128, ctx = 256;
+  std::string batch_list = "1,2,4,8,16,32", depth_list;
   bool row_major = false;
-  flags.String("model", &model_path, "GGUF model file", 'm');
-  flags.Int("threads", &threads, "compute threads (caller included)", 't');
+  model_flags.Register(&flags);
+  thread_flags.Register(&flags);
   flags.Int("reps", &reps, "timed repetitions after one warm-up");
   flags.String("json", &json_path, "also write every figure to this JSON file");
   flags.String("isa", &isa_name, "force a kernel ISA: scalar, avx2, avx512, neon (default: best)");
@@ -87,8 +91,7 @@ int RunBenchModel(int argc, char** argv) {
   flags.String("depth", &depth_list,
                "context depths, e.g. 0,1000,2000,4000 (llama-bench's -d): the prompt and generation "
                "tests start after that many tokens and the decode curve runs at each (replaces --ctx)");
-  flags.String("kv-type", &kv_type_name,
-               "KV cache storage: f16 (as weft serve and llama-bench), f32 or q8_0");
+  kv_flags.Register(&flags);
   flags.Bool("row-major", &row_major,
              "keep Q4_0/Q5_0/Q8_0/Q4_K/Q5_K/Q6_K weights in the file's layout (no x8 repack at load)");
   std::vector<std::string> args;
@@ -97,7 +100,7 @@ int RunBenchModel(int argc, char** argv) {
     std::fprintf(stderr, "weft bench model: unexpected argument '%s'\n", args[0].c_str());
     return 2;
   }
-  if (threads < 1 || threads > 256 || reps < 1 || reps > 1000 || pp < 0 || tg < 0 ||
+  if (thread_flags.threads < 1 || thread_flags.threads > 256 || reps < 1 || reps > 1000 || pp < 0 || tg < 0 ||
       ctx < 1 || pp > (1 << 20) || tg > (1 << 20) || ctx > (1 << 20)) {
     std::fprintf(stderr, "weft bench model: --threads, --reps, --pp, --tg or --ctx out of range\n");
     return 2;
@@ -136,7 +139,7 @@ int RunBenchModel(int argc, char** argv) {
     kernels::SetIsa(isa);
   }
 
-  const StatusOr<model::KvType> kv_type = model::ParseKvType(kv_type_name);
+  const StatusOr<model::KvType> kv_type = model::ParseKvType(kv_flags.type);
   if (!kv_type.ok()) {
     std::fprintf(stderr, "weft bench model: %s\n", kv_type.status().ToString().c_str());
     return 2;
@@ -144,7 +147,7 @@ int RunBenchModel(int argc, char** argv) {
 
   model::LoadOptions load;
   load.repack_x8 = !row_major;
-  auto model_or = model::Model::Load(model_path, load);
+  auto model_or = model::Model::Load(model_flags.path, load);
   if (!model_or.ok()) {
     std::fprintf(stderr, "weft bench model: %s\n", model_or.status().ToString().c_str());
     return 2;
@@ -152,7 +155,7 @@ int RunBenchModel(int argc, char** argv) {
   const model::Model& m = **model_or;
   const model::ModelConfig& c = m.config();
   model::ForwardOptions opts;
-  opts.n_threads = static_cast<int>(threads);
+  opts.n_threads = static_cast<int>(thread_flags.threads);
   const uint64_t wbytes = WeightBytes(m.weights());
   const WeightMacs wmacs = CountWeightMacs(m.weights());
   // Weight-product operations (2 per multiply-add) of `tokens` tokens of
@@ -171,7 +174,7 @@ int RunBenchModel(int argc, char** argv) {
   // Bandwidth and compute ceilings first, with a pool of the same size
   // (then released).
   kernels::ThreadPoolOptions probe_pool_options;
-  probe_pool_options.num_threads = static_cast<int>(threads);
+  probe_pool_options.num_threads = static_cast<int>(thread_flags.threads);
   double bandwidth = 0;
   kernels::ComputePeaks peaks;
   {
@@ -232,12 +235,12 @@ int RunBenchModel(int argc, char** argv) {
   json out;
   out["command"] = CommandLine(argc, argv);
   out["commit"] = WEFT_GIT_COMMIT;
-  out["model"] = model_path;
+  out["model"] = model_flags.path;
   out["model_summary"] = c.Summary();
   out["isa"] = std::string(kernels::IsaName(kernels::ActiveIsa()));
   out["weights_x8"] = !row_major;
   out["kv_type"] = model::KvTypeName(*kv_type);
-  out["threads"] = threads;
+  out["threads"] = thread_flags.threads;
   out["reps"] = reps;
   out["bandwidth_gbs"] = bandwidth;
   out["weight_bytes_per_step"] = wbytes;
@@ -468,13 +471,13 @@ int RunBenchModel(int argc, char** argv) {
 
   std::printf("## %s\n\n", CommandLine(argc, argv).c_str());
   std::printf("- commit: %s\n- model: %s (%s)\n- weights read per step: %s\n",
-              WEFT_GIT_COMMIT, model_path.c_str(), c.Summary().c_str(),
+              WEFT_GIT_COMMIT, model_flags.path.c_str(), c.Summary().c_str(),
               HumanBytes(static_cast<double>(wbytes)).c_str());
   std::printf("- isa: %s, weights: %s, kv: %s, threads: %lld, reps: %lld (median, min-max after 1 warm-up)\n",
               std::string(kernels::IsaName(kernels::ActiveIsa())).c_str(),
               row_major ? "row-major" : "x8 where Q4_0/Q5_0/Q8_0/Q4_K/Q5_K/Q6_K",
               model::KvTypeName(*kv_type),
-              static_cast<long long>(threads), static_cast<long long>(reps));
+              static_cast<long long>(thread_flags.threads), static_cast<long long>(reps));
   std::printf(
       "- read bandwidth (same run): %.1f GB/s before the tests (the roofline), %.1f GB/s after; "
       "%% paired: each timed decode run's weights GB/s over a 256 MiB probe read right before "
