@@ -1,5 +1,6 @@
-// `weft bench serve|plot|compare`: the serving benchmark client (a client
-// of any OpenAI-compatible server; see src/loadgen/ and docs/benchmarks).
+// `weft bench serve`: the serving benchmark client (a client of any
+// OpenAI-compatible server; see src/loadgen/ and docs/benchmarks).
+// `weft bench plot|compare` read its results (bench_results.cc).
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -11,9 +12,7 @@
 #include "apps/build_info.h"
 #include "apps/bench/bench.h"
 #include "apps/flags.h"
-#include "loadgen/compare.h"
 #include "loadgen/http_client.h"
-#include "loadgen/plot.h"
 #include "loadgen/report.h"
 #include "loadgen/runner.h"
 #include "loadgen/workload.h"
@@ -82,8 +81,9 @@ std::string CommandLine(int argc, char** argv) {
   std::string out = "weft bench";
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
-    bool plain = !a.empty() && a.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,/:+@") == std::string::npos;
+    bool plain = !a.empty() &&
+                 a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789-_=.,/:+@") == std::string::npos;
     out += " ";
     out += plain ? a : "'" + a + "'";
   }
@@ -98,209 +98,249 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
-StatusOr<json> ReadResult(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) return InvalidArgumentError(path + ": not JSON");
-  Status st = ValidateResult(j);
-  if (!st.ok()) return InvalidArgumentError(path + ": " + st.message());
-  return j;
-}
-
-std::string LabelOf(const json& doc, const std::string& path) {
-  std::string label = doc["metadata"].value("label", "");
-  if (!label.empty()) return label;
-  std::string base = path.substr(path.find_last_of('/') + 1);
-  if (base.size() > 5 && base.substr(base.size() - 5) == ".json") base.resize(base.size() - 5);
-  return base;
-}
-
 // Model name from GET /v1/models (first entry), or "" when unavailable.
 std::string ServedModel(const Endpoint& ep) {
   StatusOr<HttpResponse> r = HttpFetch(ep, "GET", "/v1/models", "", 10);
   if (!r.ok() || r->status != 200) return "";
   json j = json::parse(r->body, nullptr, false);
-  if (j.is_discarded() || !j.contains("data") || !j["data"].is_array() || j["data"].empty()) return "";
+  if (j.is_discarded() || !j.contains("data") || !j["data"].is_array() || j["data"].empty()) {
+    return "";
+  }
   return j["data"][0].value("id", "");
 }
 
-int RunBenchServe(int argc, char** argv) {
-  FlagSet flags("weft bench serve --url URL --workload S1|S2|S3|S4|S6|FILE [flags]",
-                "Benchmark an OpenAI-compatible server with streamed requests "
-                "(temperature 0, ignore_eos) and report TTFT, ITL, TPOT, E2E, "
-                "throughput and goodput.");
-  std::string url, api_key, model, workload = "S1", concurrency, rates, slo_text,
-              out_path, label;
-  bool chat = false, text_prompts = false, ignore_eos = true, progress = true;
-  double burstiness = 1, duration = 0, timeout = 300, long_every = -1;
-  int64_t num_requests = 0, warmup = 2, seed = 0, prompt_tokens = -1,
-          output_tokens = -1, long_count = -1, long_prompt = -1, streams = -1,
-          max_tokens = 128;
-  flags.String("url", &url, "server base URL, e.g. http://127.0.0.1:8080");
-  flags.String("api-key", &api_key, "bearer token for the server");
-  flags.String("model", &model, "model name to send (default: first of /v1/models)");
-  flags.String("workload", &workload, "S1, S2, S3, S4, S6 or a JSONL prompt file");
-  flags.Bool("chat", &chat, "use /v1/chat/completions (text prompts)");
-  flags.String("concurrency", &concurrency, "closed-loop ladder, e.g. 1,4,8,16 (S1 default 1,4,8,16; S4 4)");
-  flags.String("rate", &rates, "open loop: request rate(s) per second, e.g. 0.5,1,2");
-  flags.Double("burstiness", &burstiness, "open loop gamma shape (1 = Poisson)");
-  flags.Int("num-requests", &num_requests, "requests per level (default 4*c closed, 100 open, 64 S4)");
-  flags.Double("duration", &duration, "seconds per level: stop issuing after this");
-  flags.Int("warmup", &warmup, "warm-up requests before measuring");
-  flags.Int("seed", &seed, "seed of prompts and arrivals");
-  flags.Double("timeout", &timeout, "seconds without progress before a request times out");
-  flags.String("slo", &slo_text, "goodput SLO, e.g. ttft=3000,tpot=100 (ms)");
-  flags.String("out", &out_path, "write the JSON result here");
-  flags.String("label", &label, "short name of this run (plots, compare)");
-  flags.Bool("prompt-text", &text_prompts, "send text prompts fitted with /tokenize instead of token ids");
-  flags.Bool("ignore-eos", &ignore_eos, "send ignore_eos and check completion_tokens == max_tokens");
-  flags.Bool("progress", &progress, "progress bar on stderr");
-  flags.Int("prompt-tokens", &prompt_tokens, "override the prompt length (S1; S2 streams; S4 user turn)");
-  flags.Int("output-tokens", &output_tokens, "override max_tokens (S1, S2 streams, S4)");
-  flags.Int("max-tokens", &max_tokens, "prompt files: max_tokens when a line has none");
-  flags.Int("streams", &streams, "S2: background streams (default 8)");
-  flags.Double("long-every", &long_every, "S2: seconds between long prompts (default 10)");
-  flags.Int("long-count", &long_count, "S2: long prompts per run (default 3)");
-  flags.Int("long-prompt-tokens", &long_prompt, "S2: long prompt length (default 2048)");
-  std::vector<std::string> args;
-  if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
-  if (!args.empty()) return UsageError("unexpected argument '" + args[0] + "'");
-  if (url.empty()) return UsageError("--url is required");
-  StatusOr<Endpoint> ep = ParseUrl(url);
-  if (!ep.ok()) return UsageError(ep.status().message());
-  ep->api_key = api_key;
+// The flags of `weft bench serve`.
+struct ServeBenchOptions {
+  // Server base URL (required) and bearer token.
+  std::string url;
+  std::string api_key;
+  // Model name to send; empty = the first of /v1/models.
+  std::string model;
+  // S1, S2, S3, S4, S6 or a JSONL prompt file.
+  std::string workload = "S1";
+  // Use /v1/chat/completions (text prompts).
+  bool chat = false;
+  // Closed-loop ladder (empty = the workload's) and open-loop rates.
+  std::string concurrency;
+  std::string rates;
+  // Open loop gamma shape (1 = Poisson).
+  double burstiness = 1;
+  // Requests per level (0 = the workload's default) and seconds per level
+  // (0 = no limit).
+  int64_t num_requests = 0;
+  double duration = 0;
+  // Warm-up requests before measuring.
+  int64_t warmup = 2;
+  // Seed of prompts and arrivals.
+  int64_t seed = 0;
+  // Seconds without progress before a request times out.
+  double timeout = 300;
+  // Goodput SLO, e.g. ttft=3000,tpot=100 (ms).
+  std::string slo;
+  // The JSON result file (empty = none) and the run's short name.
+  std::string out_path;
+  std::string label;
+  // Send text prompts fitted with /tokenize instead of token ids.
+  bool text_prompts = false;
+  // Send ignore_eos and check completion_tokens == max_tokens.
+  bool ignore_eos = true;
+  // Progress bar on stderr.
+  bool progress = true;
+  // Workload overrides; -1 = the workload's own.
+  int64_t prompt_tokens = -1;
+  int64_t output_tokens = -1;
+  int64_t streams = -1;
+  double long_every = -1;
+  int64_t long_count = -1;
+  int64_t long_prompt = -1;
+  // Prompt files: max_tokens when a line has none.
+  int64_t max_tokens = 128;
+};
 
+void RegisterServeBenchFlags(ServeBenchOptions* o, FlagSet* flags) {
+  flags->String("url", &o->url, "server base URL, e.g. http://127.0.0.1:8080");
+  flags->String("api-key", &o->api_key, "bearer token for the server");
+  flags->String("model", &o->model, "model name to send (default: first of /v1/models)");
+  flags->String("workload", &o->workload, "S1, S2, S3, S4, S6 or a JSONL prompt file");
+  flags->Bool("chat", &o->chat, "use /v1/chat/completions (text prompts)");
+  flags->String("concurrency", &o->concurrency,
+                "closed-loop ladder, e.g. 1,4,8,16 (S1 default 1,4,8,16; S4 4)");
+  flags->String("rate", &o->rates, "open loop: request rate(s) per second, e.g. 0.5,1,2");
+  flags->Double("burstiness", &o->burstiness, "open loop gamma shape (1 = Poisson)");
+  flags->Int("num-requests", &o->num_requests,
+             "requests per level (default 4*c closed, 100 open, 64 S4)");
+  flags->Double("duration", &o->duration, "seconds per level: stop issuing after this");
+  flags->Int("warmup", &o->warmup, "warm-up requests before measuring");
+  flags->Int("seed", &o->seed, "seed of prompts and arrivals");
+  flags->Double("timeout", &o->timeout, "seconds without progress before a request times out");
+  flags->String("slo", &o->slo, "goodput SLO, e.g. ttft=3000,tpot=100 (ms)");
+  flags->String("out", &o->out_path, "write the JSON result here");
+  flags->String("label", &o->label, "short name of this run (plots, compare)");
+  flags->Bool("prompt-text", &o->text_prompts,
+              "send text prompts fitted with /tokenize instead of token ids");
+  flags->Bool("ignore-eos", &o->ignore_eos,
+              "send ignore_eos and check completion_tokens == max_tokens");
+  flags->Bool("progress", &o->progress, "progress bar on stderr");
+  flags->Int("prompt-tokens", &o->prompt_tokens,
+             "override the prompt length (S1; S2 streams; S4 user turn)");
+  flags->Int("output-tokens", &o->output_tokens, "override max_tokens (S1, S2 streams, S4)");
+  flags->Int("max-tokens", &o->max_tokens, "prompt files: max_tokens when a line has none");
+  flags->Int("streams", &o->streams, "S2: background streams (default 8)");
+  flags->Double("long-every", &o->long_every, "S2: seconds between long prompts (default 10)");
+  flags->Int("long-count", &o->long_count, "S2: long prompts per run (default 3)");
+  flags->Int("long-prompt-tokens", &o->long_prompt, "S2: long prompt length (default 2048)");
+}
+
+// The workload's parameters with the flags' overrides.
+WorkloadParams MakeParams(const ServeBenchOptions& o) {
   WorkloadParams params;
-  if (workload == "S1" || workload == "S2" || workload == "S3" || workload == "S4") {
-    params = DefaultParams(static_cast<WorkloadKind>(workload[1] - '1'));
-  } else if (workload == "S6") {
+  const std::string& w = o.workload;
+  if (w == "S1" || w == "S2" || w == "S3" || w == "S4") {
+    params = DefaultParams(static_cast<WorkloadKind>(w[1] - '1'));
+  } else if (w == "S6") {
     params = DefaultParams(WorkloadKind::kS6);
   } else {
     params.kind = WorkloadKind::kFile;
-    params.file = workload;
+    params.file = w;
   }
-  params.seed = static_cast<uint64_t>(seed);
-  if (prompt_tokens > 0) params.prompt_tokens = prompt_tokens;
-  if (output_tokens > 0) params.output_tokens = output_tokens;
-  if (streams > 0) params.background_streams = streams;
-  if (long_every > 0) params.long_every_s = long_every;
-  if (long_count > 0) params.long_count = long_count;
-  if (long_prompt > 0) params.long_prompt_tokens = long_prompt;
+  params.seed = static_cast<uint64_t>(o.seed);
+  if (o.prompt_tokens > 0) params.prompt_tokens = o.prompt_tokens;
+  if (o.output_tokens > 0) params.output_tokens = o.output_tokens;
+  if (o.streams > 0) params.background_streams = o.streams;
+  if (o.long_every > 0) params.long_every_s = o.long_every;
+  if (o.long_count > 0) params.long_count = o.long_count;
+  if (o.long_prompt > 0) params.long_prompt_tokens = o.long_prompt;
+  return params;
+}
 
-  RunConfig rc;
-  rc.endpoint = *ep;
-  rc.chat = chat;
-  rc.ignore_eos = ignore_eos;
-  rc.timeout_s = timeout;
-  rc.burstiness = burstiness;
-  rc.duration_s = duration;
-  rc.warmup = std::max<int64_t>(warmup, 0);
-  rc.seed = static_cast<uint64_t>(seed);
-  rc.progress = progress;
-  if (!(timeout > 0) || !(burstiness > 0) || duration < 0 || num_requests < 0) {
-    return UsageError("--timeout and --burstiness must be positive; --duration and --num-requests not negative");
+// Distinct prompts to prepare for the run's levels (and sets
+// config->num_requests).
+int64_t PromptPool(const ServeBenchOptions& o, const WorkloadParams& params, RunConfig* config) {
+  int64_t num_requests = o.num_requests;
+  if (params.kind == WorkloadKind::kS4 && num_requests == 0 && o.duration == 0) {
+    num_requests = params.shared_requests;
+  }
+  if (!config->rates.empty() && num_requests == 0 && o.duration == 0) num_requests = 100;
+  const bool text = o.text_prompts || o.chat;
+  int64_t pool = 0;
+  if (num_requests > 0) {
+    pool = num_requests *
+           static_cast<int64_t>(config->rates.empty() ? config->concurrency.size()
+                                                      : config->rates.size());
+  } else if (o.duration > 0) {
+    pool = text ? 256 : 4096;
+  } else {
+    for (int64_t c : config->concurrency) pool += 4 * c;
+  }
+  if (params.kind == WorkloadKind::kS2) pool = text ? 128 : 512;
+  config->num_requests = num_requests;
+  return std::min<int64_t>(pool + config->warmup, 20000);
+}
+
+// The run's configuration from the flags: an empty string, or the usage
+// error.
+std::string BuildRunConfig(const ServeBenchOptions& o, const Endpoint& ep,
+                           const WorkloadParams& params, RunConfig* config, Slo* slo) {
+  config->endpoint = ep;
+  config->chat = o.chat;
+  config->ignore_eos = o.ignore_eos;
+  config->timeout_s = o.timeout;
+  config->burstiness = o.burstiness;
+  config->duration_s = o.duration;
+  config->warmup = std::max<int64_t>(o.warmup, 0);
+  config->seed = static_cast<uint64_t>(o.seed);
+  config->progress = o.progress;
+  if (!(o.timeout > 0) || !(o.burstiness > 0) || o.duration < 0 || o.num_requests < 0) {
+    return "--timeout and --burstiness must be positive; --duration and --num-requests not "
+           "negative";
   }
   const bool s2 = params.kind == WorkloadKind::kS2;
-  std::string ladder = concurrency;
+  std::string ladder = o.concurrency;
   if (ladder.empty()) {
     ladder = params.kind == WorkloadKind::kS4   ? "4"
              : params.kind == WorkloadKind::kS1 ? "1,4,8,16"
              : params.kind == WorkloadKind::kS6 ? "1,4,8"
                                                 : "1";
   }
-  if (!ParseList(ladder, &rc.concurrency)) return UsageError("bad --concurrency '" + ladder + "'");
-  if (!rates.empty() && !ParseList(rates, &rc.rates)) return UsageError("bad --rate '" + rates + "'");
-  if (params.kind == WorkloadKind::kS3 && rc.rates.empty()) {
-    return UsageError("S3 is an open-loop workload: give --rate (0.25x to 1.5x the S1 capacity)");
+  if (!ParseList(ladder, &config->concurrency)) return "bad --concurrency '" + ladder + "'";
+  if (!o.rates.empty() && !ParseList(o.rates, &config->rates)) {
+    return "bad --rate '" + o.rates + "'";
   }
-  if (s2 && !rc.rates.empty()) return UsageError("S2 has its own schedule; --rate does not apply");
-  Slo slo;
-  if (!ParseSlo(slo_text, &slo)) return UsageError("bad --slo '" + slo_text + "' (want ttft=MS,tpot=MS,e2e=MS)");
+  if (params.kind == WorkloadKind::kS3 && config->rates.empty()) {
+    return "S3 is an open-loop workload: give --rate (0.25x to 1.5x the S1 capacity)";
+  }
+  if (s2 && !config->rates.empty()) return "S2 has its own schedule; --rate does not apply";
+  if (!ParseSlo(o.slo, slo)) return "bad --slo '" + o.slo + "' (want ttft=MS,tpot=MS,e2e=MS)";
   if (s2) {
-    rc.stall_test = true;
-    rc.background_streams = params.background_streams;
-    rc.long_every_s = params.long_every_s;
+    config->stall_test = true;
+    config->background_streams = params.background_streams;
+    config->long_every_s = params.long_every_s;
   }
-  // Requests per level, and so how many distinct prompts to prepare.
-  if (params.kind == WorkloadKind::kS4 && num_requests == 0 && duration == 0) {
-    num_requests = params.shared_requests;
-  }
-  if (!rc.rates.empty() && num_requests == 0 && duration == 0) num_requests = 100;
-  int64_t pool = 0;
-  if (num_requests > 0) {
-    pool = num_requests * static_cast<int64_t>(rc.rates.empty() ? rc.concurrency.size() : rc.rates.size());
-  } else if (duration > 0) {
-    pool = text_prompts || chat ? 256 : 4096;
-  } else {
-    for (int64_t c : rc.concurrency) pool += 4 * c;
-  }
-  if (s2) pool = text_prompts || chat ? 128 : 512;
-  pool = std::min<int64_t>(pool + rc.warmup, 20000);
-  rc.num_requests = num_requests;
+  return "";
+}
 
-  HttpTokenizer tokenizer(*ep, 60);
-  WorkloadPlan plan;
-  if (params.kind == WorkloadKind::kFile) {
-    StatusOr<std::string> text = ReadFile(params.file);
-    if (!text.ok()) return UsageError(params.file + ": not S1-S4, S6 and " + text.status().message());
-    StatusOr<std::vector<PlannedRequest>> reqs = ParsePromptFile(*text, max_tokens);
-    if (!reqs.ok()) return UsageError(params.file + ": " + reqs.status().message());
-    plan.requests = std::move(*reqs);
-    for (PlannedRequest& r : plan.requests) {
-      if (chat && !r.prompt.ids.empty()) return UsageError("--chat needs text prompts in the file");
-      if (r.prompt.ids.empty() && !chat) {
-        StatusOr<std::vector<int32_t>> ids = tokenizer.Tokenize(r.prompt.text);
-        if (ids.ok()) r.prompt.tokens = static_cast<int64_t>(ids->size());
-      }
-    }
-    if (num_requests == 0 && duration == 0 && rc.rates.empty()) {
-      rc.num_requests = static_cast<int64_t>(plan.requests.size());
-    }
-  } else {
-    StatusOr<WorkloadPlan> built = BuildWorkload(params, &tokenizer, pool, text_prompts || chat);
+// The requests: read from the prompt file or built for the workload.
+// Returns 0, or the exit code.
+int BuildPlan(const ServeBenchOptions& o, const WorkloadParams& params, const Endpoint& ep,
+              int64_t pool, RunConfig* config, WorkloadPlan* plan) {
+  HttpTokenizer tokenizer(ep, 60);
+  if (params.kind != WorkloadKind::kFile) {
+    StatusOr<WorkloadPlan> built =
+        BuildWorkload(params, &tokenizer, pool, o.text_prompts || o.chat);
     if (!built.ok()) {
       std::fprintf(stderr, "weft bench: building the %s prompts: %s\n",
                    WorkloadName(params.kind), built.status().message().c_str());
       return 1;
     }
-    plan = std::move(*built);
+    *plan = std::move(*built);
+    return 0;
   }
-  rc.model = model.empty() ? ServedModel(*ep) : model;
-  // Weft's effective config, when served (null from other servers).
-  auto fetch_config = [&]() -> json {
-    StatusOr<HttpResponse> r = HttpFetch(*ep, "GET", "/v1/effective-config", "", 10);
-    if (!r.ok() || r->status != 200) return nullptr;
-    json j = json::parse(r->body, nullptr, false);
-    return !j.is_discarded() && j.is_object() ? j : json(nullptr);
-  };
-  json server_config = fetch_config();
-
-  StatusOr<RunResult> run = RunBenchmark(rc, plan);
-  if (!run.ok()) {
-    std::fprintf(stderr, "weft bench: %s\n", run.status().message().c_str());
-    return 1;
+  StatusOr<std::string> text = ReadFile(params.file);
+  if (!text.ok()) {
+    return UsageError(params.file + ": not S1-S4, S6 and " + text.status().message());
   }
-  // The server hashes its model file in the background after start-up: a
-  // run that began before the hash was done takes it from a second look.
-  if (server_config.is_object() && server_config.contains("model") &&
-      server_config["model"].is_object() && server_config["model"].value("sha256", json()).is_null()) {
-    json after = fetch_config();
-    if (after.is_object() && after.contains("model") && after["model"].is_object()) {
-      server_config["model"]["sha256"] = after["model"].value("sha256", json());
+  StatusOr<std::vector<PlannedRequest>> reqs = ParsePromptFile(*text, o.max_tokens);
+  if (!reqs.ok()) return UsageError(params.file + ": " + reqs.status().message());
+  plan->requests = std::move(*reqs);
+  for (PlannedRequest& r : plan->requests) {
+    if (o.chat && !r.prompt.ids.empty()) return UsageError("--chat needs text prompts in the file");
+    if (r.prompt.ids.empty() && !o.chat) {
+      StatusOr<std::vector<int32_t>> ids = tokenizer.Tokenize(r.prompt.text);
+      if (ids.ok()) r.prompt.tokens = static_cast<int64_t>(ids->size());
     }
   }
+  if (o.num_requests == 0 && o.duration == 0 && config->rates.empty()) {
+    config->num_requests = static_cast<int64_t>(plan->requests.size());
+  }
+  return 0;
+}
+
+// Weft's effective config, when served (null from other servers).
+json FetchEffectiveConfig(const Endpoint& ep) {
+  StatusOr<HttpResponse> r = HttpFetch(ep, "GET", "/v1/effective-config", "", 10);
+  if (!r.ok() || r->status != 200) return nullptr;
+  json j = json::parse(r->body, nullptr, false);
+  return !j.is_discarded() && j.is_object() ? j : json(nullptr);
+}
+
+// The result's metadata: the command, the server, the workload and the
+// run's configuration.
+RunMetadata MakeMetadata(const std::string& command_line, const ServeBenchOptions& o,
+                         const WorkloadParams& params, const RunConfig& config,
+                         json server_config) {
+  const bool s2 = params.kind == WorkloadKind::kS2;
   RunMetadata meta;
-  meta.command_line = CommandLine(argc, argv);
+  meta.command_line = command_line;
   meta.time_utc = NowUtc();
-  meta.url = url;
-  meta.model = rc.model;
-  meta.label = label;
-  meta.server = server_config;
+  meta.url = o.url;
+  meta.model = config.model;
+  meta.label = o.label;
+  meta.server = std::move(server_config);
   meta.weft_version = std::string(WEFT_VERSION) + " (" + WEFT_GIT_COMMIT + ")";
   meta.workload = {{"name", WorkloadName(params.kind)}, {"file", params.file},
                    {"seed", params.seed}, {"prompt_tokens", params.prompt_tokens},
                    {"output_tokens", params.output_tokens},
-                   {"prompt_mode", text_prompts || chat ? "text" : "token_ids"}};
+                   {"prompt_mode", o.text_prompts || o.chat ? "text" : "token_ids"}};
   if (params.kind == WorkloadKind::kS3) {
     meta.workload["prompt_range"] = {params.prompt_min, params.prompt_max};
     meta.workload["output_range"] = {params.output_min, params.output_max};
@@ -316,12 +356,18 @@ int RunBenchServe(int argc, char** argv) {
     meta.workload["system_prompts"] = params.system_prompts;
     meta.workload["system_tokens"] = params.system_tokens;
   }
-  meta.config = {{"chat", chat}, {"ignore_eos", ignore_eos},
-                 {"concurrency", s2 || !rc.rates.empty() ? json(nullptr) : json(rc.concurrency)},
-                 {"rates", rc.rates}, {"burstiness", burstiness},
-                 {"num_requests", rc.num_requests}, {"duration_s", duration},
-                 {"warmup", rc.warmup}, {"timeout_s", timeout}};
-  json doc = ResultJson(meta, *run, slo, ignore_eos);
+  const json concurrency =
+      s2 || !config.rates.empty() ? json(nullptr) : json(config.concurrency);
+  meta.config = {{"chat", o.chat}, {"ignore_eos", o.ignore_eos},
+                 {"concurrency", concurrency}, {"rates", config.rates},
+                 {"burstiness", o.burstiness}, {"num_requests", config.num_requests},
+                 {"duration_s", o.duration}, {"warmup", config.warmup},
+                 {"timeout_s", o.timeout}};
+  return meta;
+}
+
+// Writes --out, prints the markdown report; the exit code.
+int ReportServeBench(const json& doc, const std::string& out_path) {
   if (!out_path.empty()) {
     std::ofstream f(out_path);
     f << doc.dump(1, ' ', false, json::error_handler_t::replace) << "\n";
@@ -331,7 +377,9 @@ int RunBenchServe(int argc, char** argv) {
     }
   }
   std::cout << MarkdownReport(doc);
-  if (!doc.value("valid", true)) std::fprintf(stderr, "weft bench: INVALID RUN (token count mismatches)\n");
+  if (!doc.value("valid", true)) {
+    std::fprintf(stderr, "weft bench: INVALID RUN (token count mismatches)\n");
+  }
   int64_t completed = 0;
   for (const json& l : doc["levels"]) completed += l["summary"].value("completed", 0);
   if (completed == 0) {
@@ -341,57 +389,55 @@ int RunBenchServe(int argc, char** argv) {
   return 0;
 }
 
-int RunBenchPlot(int argc, char** argv) {
-  FlagSet flags("weft bench plot RESULT.json... -o FILE.svg",
-                "Plot TTFT and ITL CDFs and throughput (or goodput) curves of "
-                "one or more `weft bench serve` results into one SVG.");
-  std::string out_path, labels;
-  flags.String("out", &out_path, "SVG file to write", 'o');
-  flags.String("labels", &labels, "comma-separated legend names (default: labels or file names)");
-  std::vector<std::string> files;
-  if (int rc; !flags.Parse(argc, argv, &files, &rc)) return rc;
-  if (files.empty()) return UsageError("plot needs at least one RESULT.json");
-  if (out_path.empty()) return UsageError("plot needs -o FILE.svg");
-  std::vector<std::string_view> names = StrSplit(labels, ',');
-  std::vector<PlotRun> runs;
-  for (size_t i = 0; i < files.size(); ++i) {
-    StatusOr<json> doc = ReadResult(files[i]);
-    if (!doc.ok()) return UsageError(doc.status().message());
-    std::string name = !labels.empty() && i < names.size() ? std::string(names[i]) : LabelOf(*doc, files[i]);
-    runs.push_back({name, std::move(*doc)});
+int RunBenchServe(int argc, char** argv) {
+  FlagSet flags("weft bench serve --url URL --workload S1|S2|S3|S4|S6|FILE [flags]",
+                "Benchmark an OpenAI-compatible server with streamed requests "
+                "(temperature 0, ignore_eos) and report TTFT, ITL, TPOT, E2E, "
+                "throughput and goodput.");
+  ServeBenchOptions o;
+  RegisterServeBenchFlags(&o, &flags);
+  std::vector<std::string> args;
+  if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
+  if (!args.empty()) return UsageError("unexpected argument '" + args[0] + "'");
+  if (o.url.empty()) return UsageError("--url is required");
+  StatusOr<Endpoint> ep = ParseUrl(o.url);
+  if (!ep.ok()) return UsageError(ep.status().message());
+  ep->api_key = o.api_key;
+
+  const WorkloadParams params = MakeParams(o);
+  RunConfig config;
+  Slo slo;
+  if (std::string error = BuildRunConfig(o, *ep, params, &config, &slo); !error.empty()) {
+    return UsageError(error);
   }
-  StatusOr<std::string> svg = PlotSvg(runs);
-  if (!svg.ok()) return UsageError(svg.status().message());
-  std::ofstream f(out_path);
-  f << *svg;
-  if (!f) {
-    std::fprintf(stderr, "weft bench: cannot write %s\n", out_path.c_str());
+  const int64_t pool = PromptPool(o, params, &config);
+  WorkloadPlan plan;
+  if (int rc = BuildPlan(o, params, *ep, pool, &config, &plan); rc != 0) return rc;
+  config.model = o.model.empty() ? ServedModel(*ep) : o.model;
+  json server_config = FetchEffectiveConfig(*ep);
+
+  StatusOr<RunResult> run = RunBenchmark(config, plan);
+  if (!run.ok()) {
+    std::fprintf(stderr, "weft bench: %s\n", run.status().message().c_str());
     return 1;
   }
-  return 0;
-}
-
-int RunBenchCompare(int argc, char** argv) {
-  FlagSet flags("weft bench compare A.json B.json",
-                "Ratios B/A of the headline metrics of two `weft bench serve` "
-                "results, per level present in both, as a markdown table.");
-  std::vector<std::string> files;
-  if (int rc; !flags.Parse(argc, argv, &files, &rc)) return rc;
-  if (files.size() != 2) return UsageError("compare needs exactly two result files");
-  StatusOr<json> a = ReadResult(files[0]);
-  if (!a.ok()) return UsageError(a.status().message());
-  StatusOr<json> b = ReadResult(files[1]);
-  if (!b.ok()) return UsageError(b.status().message());
-  StatusOr<std::string> table = CompareReport(*a, *b, LabelOf(*a, files[0]), LabelOf(*b, files[1]));
-  if (!table.ok()) return UsageError(table.status().message());
-  std::cout << *table;
-  return 0;
+  // The server hashes its model file in the background after start-up: a
+  // run that began before the hash was done takes it from a second look.
+  if (server_config.is_object() && server_config.contains("model") &&
+      server_config["model"].is_object() &&
+      server_config["model"].value("sha256", json()).is_null()) {
+    json after = FetchEffectiveConfig(*ep);
+    if (after.is_object() && after.contains("model") && after["model"].is_object()) {
+      server_config["model"]["sha256"] = after["model"].value("sha256", json());
+    }
+  }
+  const RunMetadata meta =
+      MakeMetadata(CommandLine(argc, argv), o, params, config, std::move(server_config));
+  return ReportServeBench(ResultJson(meta, *run, slo, o.ignore_eos), o.out_path);
 }
 
 }  // namespace
 
 WEFT_BENCH_VERB("serve", "benchmark an OpenAI-compatible server (S1-S4, S6, files)", RunBenchServe);
-WEFT_BENCH_VERB("plot", "SVG of latency CDFs and throughput curves", RunBenchPlot);
-WEFT_BENCH_VERB("compare", "B/A ratios of two serve results", RunBenchCompare);
 
 }  // namespace weft::apps
