@@ -204,123 +204,125 @@ StatusOr<double> Ttft(const model::Model& m, const Args& a,
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-int RunBenchKv(int argc, char** argv) {
+// The flags of `weft bench kv`.
+struct KvBenchOptions {
+  // -m: the GGUF file (Gemma 3 270M by default).
+  ModelFlags model{WEFT_BENCH_MODEL};
+  // -t: compute threads, the caller included.
+  ThreadFlags threads{"compute threads (caller included)", /*default_threads=*/2};
+  // Timed repetitions after one warm-up.
+  int64_t reps = 5;
+  // Also write every figure to this JSON file; empty = none.
+  std::string json_path;
+  // Context tokens of each sequence in the decode test.
+  int64_t ctx = 256;
+  // Batch sizes of the decode curve (empty = skip) and its KV storage types.
+  std::string batch_list = "1,2,4,8,16,32";
+  std::string type_list = "f32,f16";
+  // Tokens per KV block.
+  int64_t block_size = 16;
+  // Prompt tokens of the TTFT test (0 = skip), of which `cached` were
+  // computed by an earlier request.
+  int64_t prompt = 1024;
+  int64_t cached = 1000;
+};
+
+// Parses and checks the flags; false with *rc the exit code when the
+// command is done.
+bool ParseKvBenchFlags(int argc, char** argv, KvBenchOptions* o, std::vector<int>* batches,
+                       std::vector<model::KvType>* types, int* rc) {
   FlagSet flags("weft bench kv [-m MODEL] [--threads N] [--reps 5] [--json FILE]",
                 "Paged KV cache: decode step vs batch size (paged vs contiguous, "
                 "per storage type) and TTFT with a prefix-cache hit.");
-  ModelFlags model_flags(WEFT_BENCH_MODEL);
-  ThreadFlags thread_flags("compute threads (caller included)", /*default_threads=*/2);
-  std::string json_path;
-  std::string batch_list = "1,2,4,8,16,32", type_list = "f32,f16";
-  int64_t reps = 5, ctx = 256, block_size = 16, prompt = 1024, cached = 1000;
-  model_flags.Register(&flags);
-  thread_flags.Register(&flags);
-  flags.Int("reps", &reps, "timed repetitions after one warm-up");
-  flags.String("json", &json_path, "also write every figure to this JSON file");
-  flags.Int("ctx", &ctx, "context tokens of each sequence in the decode test");
-  flags.String("batches", &batch_list, "batch sizes of the decode curve (empty = skip)");
-  flags.String("types", &type_list, "KV storage types of the decode curve (f32,f16,q8_0)");
-  flags.Int("block-size", &block_size, "tokens per KV block");
-  flags.Int("prompt", &prompt, "prompt tokens of the TTFT test (0 = skip)");
-  flags.Int("cached", &cached, "of which computed by an earlier request");
+  o->model.Register(&flags);
+  o->threads.Register(&flags);
+  flags.Int("reps", &o->reps, "timed repetitions after one warm-up");
+  flags.String("json", &o->json_path, "also write every figure to this JSON file");
+  flags.Int("ctx", &o->ctx, "context tokens of each sequence in the decode test");
+  flags.String("batches", &o->batch_list, "batch sizes of the decode curve (empty = skip)");
+  flags.String("types", &o->type_list, "KV storage types of the decode curve (f32,f16,q8_0)");
+  flags.Int("block-size", &o->block_size, "tokens per KV block");
+  flags.Int("prompt", &o->prompt, "prompt tokens of the TTFT test (0 = skip)");
+  flags.Int("cached", &o->cached, "of which computed by an earlier request");
   std::vector<std::string> rest;
-  if (int rc; !flags.Parse(argc, argv, &rest, &rc)) return rc;
-  if (!rest.empty()) return Usage(StrFormat("unexpected argument '%s'", rest[0].c_str()));
-  if (thread_flags.threads < 1 || thread_flags.threads > 256 || reps < 1 || reps > 1000 || ctx < 1 || ctx > (1 << 16) ||
-      block_size < 1 || block_size > 1024 || prompt < 0 || prompt > (1 << 16) || cached < 0 ||
-      (prompt > 0 && cached >= prompt)) {
-    return Usage("--threads, --reps, --ctx, --block-size, --prompt or --cached out of range");
+  if (!flags.Parse(argc, argv, &rest, rc)) return false;
+  *rc = 2;
+  auto fail = [](const std::string& message) {
+    Usage(message);
+    return false;
+  };
+  if (!rest.empty()) return fail(StrFormat("unexpected argument '%s'", rest[0].c_str()));
+  const int64_t threads = o->threads.threads;
+  if (threads < 1 || threads > 256 || o->reps < 1 || o->reps > 1000 || o->ctx < 1 ||
+      o->ctx > (1 << 16) || o->block_size < 1 || o->block_size > 1024 || o->prompt < 0 ||
+      o->prompt > (1 << 16) || o->cached < 0 || (o->prompt > 0 && o->cached >= o->prompt)) {
+    return fail("--threads, --reps, --ctx, --block-size, --prompt or --cached out of range");
   }
-  StatusOr<std::vector<int>> batches = ParseInts(batch_list);
-  if (!batches.ok()) return Usage(std::string(batches.status().message()));
-  std::vector<model::KvType> types;
-  for (std::string_view piece : StrSplit(type_list, ',')) {
+  StatusOr<std::vector<int>> parsed = ParseInts(o->batch_list);
+  if (!parsed.ok()) return fail(std::string(parsed.status().message()));
+  *batches = std::move(*parsed);
+  for (std::string_view piece : StrSplit(o->type_list, ',')) {
     if (piece.empty()) continue;
     StatusOr<model::KvType> t = model::ParseKvType(piece);
-    if (!t.ok()) return Usage(std::string(t.status().message()));
-    types.push_back(*t);
+    if (!t.ok()) return fail(std::string(t.status().message()));
+    types->push_back(*t);
   }
-  auto model_or = model::Model::Load(model_flags.path);
-  if (!model_or.ok()) return Usage(model_or.status().ToString());
-  const model::Model& m = **model_or;
-  const model::ModelConfig& c = m.config();
-  for (model::KvType t : types) {
-    if (Status s = model::CheckKvType(t, c); !s.ok()) return Usage(std::string(s.message()));
-  }
-  Args a;
-  a.threads = static_cast<int>(thread_flags.threads);
-  a.reps = static_cast<int>(reps);
-  a.ctx = static_cast<int>(ctx);
-  a.block_size = static_cast<int>(block_size);
-  a.prompt = static_cast<int>(prompt);
-  a.cached = static_cast<int>(cached);
-  std::mt19937 rng(4321);
+  return true;
+}
 
-  json out;
-  out["model"] = model_flags.path;
-  out["threads"] = thread_flags.threads;
-  out["reps"] = reps;
-  out["ctx"] = ctx;
-  out["block_size"] = block_size;
-  std::string decode_table;
-  json decode = json::array();
-  if (!batches->empty()) {
-    for (model::KvType t : types) {
-      StatusOr<json> j = DecodeCurve(m, a, t, *batches, &rng, &decode_table);
-      if (!j.ok()) return Fail(j.status());
-      decode.push_back(*j);
+// The TTFT test: a prompt whose first a.cached tokens an earlier request
+// computed, with and without prefix caching. Sets out["ttft"] and the
+// table rows.
+Status TtftTest(const model::Model& m, const Args& a, std::mt19937* rng, json* out,
+                std::string* table) {
+  auto tokens = [&](int n) {
+    std::vector<int32_t> ids(static_cast<size_t>(n));
+    for (auto& t : ids) {
+      t = static_cast<int32_t>((*rng)() % static_cast<uint32_t>(m.config().n_vocab));
     }
+    return ids;
+  };
+  const std::vector<int32_t> shared = tokens(a.cached);
+  int hit = 0, miss_hit = 0;
+  auto with_suffix = [&](int n) {
+    std::vector<int32_t> p = shared;
+    for (int32_t t : tokens(n)) p.push_back(t);
+    return p;
+  };
+  const std::vector<int32_t> p = with_suffix(a.prompt - a.cached);
+  const std::vector<int32_t> warm = with_suffix(a.prompt - a.cached);
+  // Each run on a fresh scheduler and executor; only Submit -> first
+  // token is timed. One warm-up run each.
+  std::vector<double> cold_s, hot_s;
+  for (int r = 0; r <= a.reps; ++r) {
+    ASSIGN_OR_RETURN(double cold_t, Ttft(m, a, p, {}, /*caching=*/false, &miss_hit));
+    if (r > 0) cold_s.push_back(cold_t);
+    ASSIGN_OR_RETURN(double hot_t, Ttft(m, a, p, warm, /*caching=*/true, &hit));
+    if (r > 0) hot_s.push_back(hot_t);
   }
-  out["decode"] = decode;
+  const Stat cold = Summarize(cold_s), hot = Summarize(hot_s);
+  (*out)["ttft"] = {{"prompt_tokens", a.prompt},
+                    {"shared_tokens", a.cached},
+                    {"hit_tokens", hit},
+                    {"uncached", StatJson(cold)},
+                    {"cached", StatJson(hot)},
+                    {"speedup", cold.median / hot.median},
+                    {"path", "Scheduler + ModelExecutor, f16 KV, KvConfigForBytes(256 MiB)"}};
+  *table = StrFormat(
+      "| uncached | %d | 0 | %.1f | %.1f-%.1f |\n| cached | %d | %d | %.1f | %.1f-%.1f |\n",
+      a.prompt, cold.median * 1e3, cold.min * 1e3, cold.max * 1e3, a.prompt, hit,
+      hot.median * 1e3, hot.min * 1e3, hot.max * 1e3);
+  return OkStatus();
+}
 
-  std::string ttft_table;
-  if (a.prompt > 0) {
-    auto tokens = [&](int n) {
-      std::vector<int32_t> ids(static_cast<size_t>(n));
-      for (auto& t : ids) t = static_cast<int32_t>(rng() % static_cast<uint32_t>(c.n_vocab));
-      return ids;
-    };
-    const std::vector<int32_t> shared = tokens(a.cached);
-    int hit = 0, miss_hit = 0;
-    auto with_suffix = [&](int n) {
-      std::vector<int32_t> p = shared;
-      for (int32_t t : tokens(n)) p.push_back(t);
-      return p;
-    };
-    const std::vector<int32_t> p = with_suffix(a.prompt - a.cached);
-    const std::vector<int32_t> warm = with_suffix(a.prompt - a.cached);
-    // Each run on a fresh scheduler and executor; only Submit -> first
-    // token is timed. One warm-up run each.
-    std::vector<double> cold_s, hot_s;
-    for (int r = 0; r <= a.reps; ++r) {
-      StatusOr<double> t = Ttft(m, a, p, {}, /*caching=*/false, &miss_hit);
-      if (!t.ok()) return Fail(t.status());
-      if (r > 0) cold_s.push_back(*t);
-      t = Ttft(m, a, p, warm, /*caching=*/true, &hit);
-      if (!t.ok()) return Fail(t.status());
-      if (r > 0) hot_s.push_back(*t);
-    }
-    const Stat cold_st = Summarize(cold_s), hot_st = Summarize(hot_s);
-    const Stat* cold = &cold_st;
-    const Stat* hot = &hot_st;
-    out["ttft"] = {{"prompt_tokens", a.prompt},
-                   {"shared_tokens", a.cached},
-                   {"hit_tokens", hit},
-                   {"uncached", StatJson(*cold)},
-                   {"cached", StatJson(*hot)},
-                   {"speedup", cold->median / hot->median},
-                   {"path", "Scheduler + ModelExecutor, f16 KV, KvConfigForBytes(256 MiB)"}};
-    ttft_table = StrFormat(
-        "| uncached | %d | 0 | %.1f | %.1f-%.1f |\n| cached | %d | %d | %.1f | %.1f-%.1f |\n",
-        a.prompt, cold->median * 1e3, cold->min * 1e3, cold->max * 1e3, a.prompt, hit,
-        hot->median * 1e3, hot->min * 1e3, hot->max * 1e3);
-  }
-
-  std::printf("## %s\n\n", CommandLine(argc, argv).c_str());
+void PrintKvBenchReport(const std::string& cmdline, const KvBenchOptions& o,
+                        const model::ModelConfig& c, const std::string& decode_table,
+                        const std::string& ttft_table) {
+  std::printf("## %s\n\n", cmdline.c_str());
   std::printf("- model: %s (%s)\n- threads: %lld, reps: %lld (median, min-max after 1 "
               "warm-up), ctx %lld, block size %lld\n\n",
-              model_flags.path.c_str(), c.Summary().c_str(), (long long)thread_flags.threads, (long long)reps,
-              (long long)ctx, (long long)block_size);
+              o.model.path.c_str(), c.Summary().c_str(), (long long)o.threads.threads,
+              (long long)o.reps, (long long)o.ctx, (long long)o.block_size);
   if (!decode_table.empty()) {
     std::printf("| kv | cache | B | ms/step | min-max | vs contiguous B=1 |\n"
                 "|---|---|---|---|---|---|\n%s\n", decode_table.c_str());
@@ -329,7 +331,51 @@ int RunBenchKv(int argc, char** argv) {
     std::printf("| ttft | prompt | hit tokens | ms | min-max |\n|---|---|---|---|---|\n%s",
                 ttft_table.c_str());
   }
-  if (!json_path.empty() && !WriteBenchJson(json_path, out, "kv")) return 1;
+}
+
+int RunBenchKv(int argc, char** argv) {
+  KvBenchOptions o;
+  std::vector<int> batches;
+  std::vector<model::KvType> types;
+  if (int rc; !ParseKvBenchFlags(argc, argv, &o, &batches, &types, &rc)) return rc;
+  auto model_or = model::Model::Load(o.model.path);
+  if (!model_or.ok()) return Usage(model_or.status().ToString());
+  const model::Model& m = **model_or;
+  const model::ModelConfig& c = m.config();
+  for (model::KvType t : types) {
+    if (Status s = model::CheckKvType(t, c); !s.ok()) return Usage(std::string(s.message()));
+  }
+  Args a;
+  a.threads = static_cast<int>(o.threads.threads);
+  a.reps = static_cast<int>(o.reps);
+  a.ctx = static_cast<int>(o.ctx);
+  a.block_size = static_cast<int>(o.block_size);
+  a.prompt = static_cast<int>(o.prompt);
+  a.cached = static_cast<int>(o.cached);
+  std::mt19937 rng(4321);
+
+  json out;
+  out["model"] = o.model.path;
+  out["threads"] = o.threads.threads;
+  out["reps"] = o.reps;
+  out["ctx"] = o.ctx;
+  out["block_size"] = o.block_size;
+  std::string decode_table;
+  json decode = json::array();
+  if (!batches.empty()) {
+    for (model::KvType t : types) {
+      StatusOr<json> j = DecodeCurve(m, a, t, batches, &rng, &decode_table);
+      if (!j.ok()) return Fail(j.status());
+      decode.push_back(*j);
+    }
+  }
+  out["decode"] = decode;
+  std::string ttft_table;
+  if (a.prompt > 0) {
+    if (Status s = TtftTest(m, a, &rng, &out, &ttft_table); !s.ok()) return Fail(s);
+  }
+  PrintKvBenchReport(CommandLine(argc, argv), o, c, decode_table, ttft_table);
+  if (!o.json_path.empty() && !WriteBenchJson(o.json_path, out, "kv")) return 1;
   return 0;
 }
 
