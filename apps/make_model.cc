@@ -264,7 +264,65 @@ std::string ValidateShape(const ModelShape& s) {
   return "";
 }
 
-int RunMakeModel(int argc, char** argv) {
+// The flags of `weft make-model`.
+struct MakeModelOptions {
+  // The model's shape; the flags fill arch and the sizes, the parser the
+  // derived fields (kv_heads, head_dim, tied, eps, rope_base).
+  ModelShape s;
+  // GGUF whose tokenizer.* keys to copy (required).
+  std::string vocab_path;
+  // Output GGUF path (required).
+  std::string out_path;
+  // Weight type name.
+  std::string type_name = "q8_0";
+  // general.name; empty = synthetic-ARCH.
+  std::string name;
+  // Random seed.
+  int64_t seed = 1;
+  // Quantization threads; 0 = all cores.
+  int64_t threads = 0;
+  // Standard deviation of weight matrices.
+  double std_dev = 0.02;
+  // RMS norm epsilon and rope.freq_base; 0 = the architecture's.
+  double eps = 0;
+  double rope_base = 0;
+  // Omit output.weight (when given; unset: tied for gemma3 only).
+  bool tied = false;
+};
+
+void RegisterMakeModelFlags(MakeModelOptions* o, FlagSet* flags) {
+  ModelShape& s = o->s;
+  flags->String("arch", &s.arch, "llama | qwen2 | gemma3");
+  flags->Int("dim", &s.dim, "embedding length");
+  flags->Int("layers", &s.layers, "number of blocks");
+  flags->Int("heads", &s.heads, "attention (query) heads");
+  flags->Int("kv-heads", &s.kv_heads, "key/value heads (0: same as --heads)");
+  flags->Int("ffn", &s.ffn, "feed-forward hidden size");
+  flags->Int("head-dim", &s.head_dim, "per-head size (0: dim / heads)");
+  flags->Int("ctx", &s.ctx, "context_length");
+  flags->Int("sliding-window", &s.sliding_window, "gemma3 sliding window");
+  flags->String("vocab-from", &o->vocab_path, "GGUF whose tokenizer.* keys to copy");
+  flags->String("type", &o->type_name,
+                "weight type: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl iq4_xs q2_k q3_k "
+                "q4_k q5_k q6_k");
+  flags->Int("seed", &o->seed, "random seed");
+  flags->Double("std", &o->std_dev, "standard deviation of weight matrices");
+  flags->Double("eps", &o->eps, "RMS norm epsilon (0: 1e-5 for llama, 1e-6 otherwise)");
+  flags->Double("rope-base", &o->rope_base, "rope.freq_base (0: 1e4 for llama, 1e6 otherwise)");
+  flags->Bool("tie-embeddings", &o->tied, "omit output.weight; unset: tied for gemma3 only");
+  flags->String("name", &o->name, "general.name (empty: synthetic-ARCH)");
+  flags->Int("threads", &o->threads, "quantization threads (0: all cores)");
+  flags->String("output", &o->out_path, "output GGUF path", 'o');
+}
+
+int UsageError(const std::string& msg) {
+  std::fprintf(stderr, "make-model: %s\n", msg.c_str());
+  return 2;
+}
+
+// Parses and checks the flags and derives the shape's defaults; false with
+// *rc the exit code when the command is done.
+bool ParseMakeModelFlags(int argc, char** argv, MakeModelOptions* o, GgmlType* type, int* rc) {
   FlagSet flags(
       "weft make-model --arch A --dim N --layers N --heads N --kv-heads N "
       "--ffn N --vocab-from VOCAB.gguf --type T -o OUT.gguf",
@@ -273,91 +331,56 @@ int RunMakeModel(int argc, char** argv) {
       "matrices whose rows do not fit the type's block fall back to q8_0 or "
       "f16. llama and qwen2 get an untied output.weight by default, gemma3 "
       "ties it to token_embd (as the real models do).");
-  ModelShape s;
-  std::string vocab_path, out_path, type_name = "q8_0", name;
-  int64_t seed = 1, threads = 0;
-  double std_dev = 0.02, eps = 0, rope_base = 0;
-  bool tied = false;
-  flags.String("arch", &s.arch, "llama | qwen2 | gemma3");
-  flags.Int("dim", &s.dim, "embedding length");
-  flags.Int("layers", &s.layers, "number of blocks");
-  flags.Int("heads", &s.heads, "attention (query) heads");
-  flags.Int("kv-heads", &s.kv_heads, "key/value heads (0: same as --heads)");
-  flags.Int("ffn", &s.ffn, "feed-forward hidden size");
-  flags.Int("head-dim", &s.head_dim, "per-head size (0: dim / heads)");
-  flags.Int("ctx", &s.ctx, "context_length");
-  flags.Int("sliding-window", &s.sliding_window, "gemma3 sliding window");
-  flags.String("vocab-from", &vocab_path,
-               "GGUF whose tokenizer.* keys to copy");
-  flags.String("type", &type_name,
-               "weight type: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl iq4_xs q2_k q3_k "
-               "q4_k q5_k q6_k");
-  flags.Int("seed", &seed, "random seed");
-  flags.Double("std", &std_dev, "standard deviation of weight matrices");
-  flags.Double("eps", &eps,
-               "RMS norm epsilon (0: 1e-5 for llama, 1e-6 otherwise)");
-  flags.Double("rope-base", &rope_base,
-               "rope.freq_base (0: 1e4 for llama, 1e6 otherwise)");
-  flags.Bool("tie-embeddings", &tied,
-             "omit output.weight; unset: tied for gemma3 only");
-  flags.String("name", &name, "general.name (empty: synthetic-ARCH)");
-  flags.Int("threads", &threads, "quantization threads (0: all cores)");
-  flags.String("output", &out_path, "output GGUF path", 'o');
+  RegisterMakeModelFlags(o, &flags);
   std::vector<std::string> args;
-  if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
-  auto usage_error = [](const std::string& msg) {
-    std::fprintf(stderr, "make-model: %s\n", msg.c_str());
-    return 2;
+  if (!flags.Parse(argc, argv, &args, rc)) return false;
+  *rc = 2;
+  auto fail = [](const std::string& msg) {
+    UsageError(msg);
+    return false;
   };
-  if (!args.empty())
-    return usage_error("unexpected argument '" + args[0] + "'");
-  if (out_path.empty()) return usage_error("-o OUT.gguf is required");
-  if (vocab_path.empty()) return usage_error("--vocab-from is required");
-  std::optional<GgmlType> type = ParseTypeName(type_name);
-  if (!type || !IsWeightType(*type) || !CanQuantize(*type)) {
-    return usage_error("unsupported --type '" + type_name + "'");
+  if (!args.empty()) return fail("unexpected argument '" + args[0] + "'");
+  if (o->out_path.empty()) return fail("-o OUT.gguf is required");
+  if (o->vocab_path.empty()) return fail("--vocab-from is required");
+  std::optional<GgmlType> t = ParseTypeName(o->type_name);
+  if (!t || !IsWeightType(*t) || !CanQuantize(*t)) {
+    return fail("unsupported --type '" + o->type_name + "'");
   }
+  *type = *t;
+  ModelShape& s = o->s;
   if (s.kv_heads == 0) s.kv_heads = s.heads;
   if (s.head_dim == 0 && s.heads > 0) {
-    if (s.dim % s.heads != 0)
-      return usage_error(
-          "--dim must be a multiple of --heads (or give --head-dim)");
+    if (s.dim % s.heads != 0) {
+      return fail("--dim must be a multiple of --heads (or give --head-dim)");
+    }
     s.head_dim = s.dim / s.heads;
   }
-  s.tied = flags.WasSet("tie-embeddings") ? tied : s.arch == "gemma3";
+  s.tied = flags.WasSet("tie-embeddings") ? o->tied : s.arch == "gemma3";
   const bool llama = s.arch == "llama";
-  s.eps = eps != 0 ? eps : (llama ? 1e-5 : 1e-6);
-  s.rope_base = rope_base != 0 ? rope_base : (llama ? 1e4 : 1e6);
-  if (!(s.eps > 0) || !(s.rope_base > 0) || !(std_dev > 0) || std_dev > 10) {
-    return usage_error(
-        "--eps, --rope-base and --std must be positive (std <= 10)");
+  s.eps = o->eps != 0 ? o->eps : (llama ? 1e-5 : 1e-6);
+  s.rope_base = o->rope_base != 0 ? o->rope_base : (llama ? 1e4 : 1e6);
+  if (!(s.eps > 0) || !(s.rope_base > 0) || !(o->std_dev > 0) || o->std_dev > 10) {
+    return fail("--eps, --rope-base and --std must be positive (std <= 10)");
   }
-  if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min<int64_t>(threads, 256);
+  if (o->threads <= 0) o->threads = std::max(1u, std::thread::hardware_concurrency());
+  o->threads = std::min<int64_t>(o->threads, 256);
+  return true;
+}
 
-  auto vocab_file = gguf::GgufFile::Open(vocab_path);
-  if (!vocab_file.ok()) return usage_error(vocab_file.status().ToString());
-  const gguf::GgufFile& vf = *vocab_file.value();
-  auto tokens = vf.GetArray("tokenizer.ggml.tokens");
-  if (!tokens.ok() || tokens.value()->items.empty()) {
-    return usage_error(vocab_path + " has no tokenizer.ggml.tokens");
-  }
-  s.vocab = static_cast<int64_t>(tokens.value()->items.size());
-  if (std::string err = ValidateShape(s); !err.empty()) return usage_error(err);
-
-  const auto start = std::chrono::steady_clock::now();
+// Generates every tensor and writes the file; *params counts the weights.
+// Returns 0, or the exit code.
+int WriteModel(const MakeModelOptions& o, GgmlType type, const gguf::GgufFile& vf,
+               uint64_t* params) {
+  const ModelShape& s = o.s;
   gguf::GgufWriter writer;
-  SetArchMetadata(s, *type, name.empty() ? "synthetic-" + s.arch : name,
-                  &writer);
+  SetArchMetadata(s, type, o.name.empty() ? "synthetic-" + s.arch : o.name, &writer);
   for (const gguf::MetadataEntry& e : vf.metadata()) {
     if (e.key.rfind("tokenizer.", 0) == 0) writer.Set(e.key, e.value);
   }
-  uint64_t params = 0;
   for (const TensorSpec& spec : BuildSpecs(s)) {
-    const GgmlType t = spec.dims.size() == 1 ? GgmlType::kF32
-                                             : MatrixType(*type, spec.dims[0]);
-    auto data = MakeTensor(spec, t, static_cast<uint64_t>(seed), std_dev,
-                           static_cast<int>(threads));
+    const GgmlType t = spec.dims.size() == 1 ? GgmlType::kF32 : MatrixType(type, spec.dims[0]);
+    auto data = MakeTensor(spec, t, static_cast<uint64_t>(o.seed), o.std_dev,
+                           static_cast<int>(o.threads));
     if (!data.ok()) {
       std::fprintf(stderr, "make-model: %s: %s\n", spec.name.c_str(),
                    data.status().ToString().c_str());
@@ -365,31 +388,46 @@ int RunMakeModel(int argc, char** argv) {
     }
     uint64_t n = 1;
     for (uint64_t d : spec.dims) n *= d;
-    params += n;
-    if (Status st = writer.AddTensor(spec.name, t, spec.dims, data.value());
-        !st.ok()) {
+    *params += n;
+    if (Status st = writer.AddTensor(spec.name, t, spec.dims, data.value()); !st.ok()) {
       std::fprintf(stderr, "make-model: %s\n", st.ToString().c_str());
       return 1;
     }
-    if (t != *type && spec.dims.size() > 1) {
-      std::fprintf(
-          stderr, "make-model: %s rows of %llu do not fit %s; using %s\n",
-          spec.name.c_str(), static_cast<unsigned long long>(spec.dims[0]),
-          std::string(TypeName(*type)).c_str(),
-          std::string(TypeName(t)).c_str());
+    if (t != type && spec.dims.size() > 1) {
+      std::fprintf(stderr, "make-model: %s rows of %llu do not fit %s; using %s\n",
+                   spec.name.c_str(), static_cast<unsigned long long>(spec.dims[0]),
+                   std::string(TypeName(type)).c_str(), std::string(TypeName(t)).c_str());
     }
   }
-  if (Status st = writer.WriteFile(out_path); !st.ok()) {
+  if (Status st = writer.WriteFile(o.out_path); !st.ok()) {
     std::fprintf(stderr, "make-model: %s\n", st.ToString().c_str());
     return 1;
   }
+  return 0;
+}
+
+int RunMakeModel(int argc, char** argv) {
+  MakeModelOptions o;
+  GgmlType type = GgmlType::kF32;
+  if (int rc; !ParseMakeModelFlags(argc, argv, &o, &type, &rc)) return rc;
+  auto vocab_file = gguf::GgufFile::Open(o.vocab_path);
+  if (!vocab_file.ok()) return UsageError(vocab_file.status().ToString());
+  const gguf::GgufFile& vf = *vocab_file.value();
+  auto tokens = vf.GetArray("tokenizer.ggml.tokens");
+  if (!tokens.ok() || tokens.value()->items.empty()) {
+    return UsageError(o.vocab_path + " has no tokenizer.ggml.tokens");
+  }
+  o.s.vocab = static_cast<int64_t>(tokens.value()->items.size());
+  if (std::string err = ValidateShape(o.s); !err.empty()) return UsageError(err);
+
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t params = 0;
+  if (int rc = WriteModel(o, type, vf, &params); rc != 0) return rc;
   const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  std::printf("wrote %s: %s, %s, %.3g params, vocab %lld, %.1f s\n",
-              out_path.c_str(), s.arch.c_str(),
-              std::string(TypeName(*type)).c_str(), static_cast<double>(params),
-              static_cast<long long>(s.vocab), secs);
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("wrote %s: %s, %s, %.3g params, vocab %lld, %.1f s\n", o.out_path.c_str(),
+              o.s.arch.c_str(), std::string(TypeName(type)).c_str(),
+              static_cast<double>(params), static_cast<long long>(o.s.vocab), secs);
   return 0;
 }
 
