@@ -337,48 +337,85 @@ int Fail(int code, const std::string& msg) {
   return code;
 }
 
-int RunChat(int argc, char** argv) {
+// The flags of `weft chat`.
+struct ChatFlags {
+  // -m: the GGUF file.
+  ModelFlags model{WEFT_DEFAULT_MODEL};
+  // --temp, --top-p, ...: the sampler.
+  SamplingFlags sampling;
+  // -t: compute threads; 0 = all cores.
+  ThreadFlags threads;
+  // --kv-type, --kv-memory: the KV cache.
+  KvFlags kv{"KV cache storage: f16, f32 or q8_0",
+             "KV cache size: bytes (512M, 2G) or a fraction of free memory"};
+  // System message; empty = none.
+  std::string system;
+  // Most tokens per answer; 0 = until the end of the turn.
+  int64_t n_predict = 0;
+  // Context size in tokens; 0 = min(training context, 4096).
+  int64_t ctx = 0;
+  // Log the engine's start-up to stderr.
+  bool verbose = false;
+};
+
+// Checks the values' ranges: an empty string, or the message.
+std::string CheckChatFlags(const ChatFlags& o) {
+  const SamplingFlags& sp = o.sampling;
+  if (o.n_predict < 0 || o.n_predict > (int64_t{1} << 24)) return "-n must be in [0, 16777216]";
+  if (o.threads.threads < 0 || o.threads.threads > 1024) return "--threads must be in [0, 1024]";
+  if (o.ctx < 0 || o.ctx > (int64_t{1} << 24) || o.ctx == 1) {
+    return "--ctx must be 0 or in [2, 16777216]";
+  }
+  if (!(sp.temp >= 0 && sp.temp <= 100)) return "--temp must be in [0, 100]";
+  if (!(sp.top_p > 0 && sp.top_p <= 1)) return "--top-p must be in (0, 1]";
+  if (!(sp.min_p >= 0 && sp.min_p <= 1)) return "--min-p must be in [0, 1]";
+  if (!(sp.repeat_penalty > 0 && sp.repeat_penalty <= 100)) {
+    return "--repeat-penalty must be in (0, 100]";
+  }
+  if (!model::ParseKvType(o.kv.type).ok()) return "--kv-type must be f32, f16 or q8_0";
+  return "";
+}
+
+// Parses and checks the flags; false with *rc the exit code when the
+// command is done.
+bool ParseChatFlags(int argc, char** argv, ChatFlags* o, int* rc) {
   FlagSet flags("weft chat [-m MODEL] [flags]",
                 "Chat with a model in the terminal, answers streamed as they "
                 "are written. /? lists the commands; Ctrl-C stops an answer, "
                 "Ctrl-D or /bye leaves.");
-  ModelFlags model_flags(WEFT_DEFAULT_MODEL);
-  SamplingFlags sampling_flags;
-  ThreadFlags thread_flags;
-  KvFlags kv_flags("KV cache storage: f16, f32 or q8_0",
-                   "KV cache size: bytes (512M, 2G) or a fraction of free memory");
-  std::string system;
-  int64_t n_predict = 0, ctx = 0;
-  bool verbose = false;
-  model_flags.Register(&flags);
-  flags.String("system", &system, "system message (also /system TEXT)");
-  flags.Int("n-predict", &n_predict, "most tokens per answer; 0 = until the end of the turn", 'n');
-  sampling_flags.Register(&flags);
-  flags.Int("ctx", &ctx, "context size in tokens; 0 = min(training context, 4096)");
-  thread_flags.Register(&flags);
-  kv_flags.Register(&flags);
-  flags.Bool("verbose", &verbose, "log the engine's start-up to stderr");
+  o->model.Register(&flags);
+  flags.String("system", &o->system, "system message (also /system TEXT)");
+  flags.Int("n-predict", &o->n_predict, "most tokens per answer; 0 = until the end of the turn",
+            'n');
+  o->sampling.Register(&flags);
+  flags.Int("ctx", &o->ctx, "context size in tokens; 0 = min(training context, 4096)");
+  o->threads.Register(&flags);
+  o->kv.Register(&flags);
+  flags.Bool("verbose", &o->verbose, "log the engine's start-up to stderr");
   std::vector<std::string> args;
-  if (int rc; !flags.Parse(argc, argv, &args, &rc)) return rc;
-  if (!args.empty()) return Fail(2, "unexpected argument '" + CEscape(args[0]) + "'");
-  if (n_predict < 0 || n_predict > (int64_t{1} << 24)) return Fail(2, "-n must be in [0, 16777216]");
-  if (thread_flags.threads < 0 || thread_flags.threads > 1024) return Fail(2, "--threads must be in [0, 1024]");
-  if (ctx < 0 || ctx > (int64_t{1} << 24) || ctx == 1) return Fail(2, "--ctx must be 0 or in [2, 16777216]");
-  if (!(sampling_flags.temp >= 0 && sampling_flags.temp <= 100)) return Fail(2, "--temp must be in [0, 100]");
-  if (!(sampling_flags.top_p > 0 && sampling_flags.top_p <= 1)) return Fail(2, "--top-p must be in (0, 1]");
-  if (!(sampling_flags.min_p >= 0 && sampling_flags.min_p <= 1)) return Fail(2, "--min-p must be in [0, 1]");
-  if (!(sampling_flags.repeat_penalty > 0 && sampling_flags.repeat_penalty <= 100)) return Fail(2, "--repeat-penalty must be in (0, 100]");
-  if (!model::ParseKvType(kv_flags.type).ok()) return Fail(2, "--kv-type must be f32, f16 or q8_0");
+  if (!flags.Parse(argc, argv, &args, rc)) return false;
+  const std::string error = args.empty() ? CheckChatFlags(*o)
+                                         : "unexpected argument '" + CEscape(args[0]) + "'";
+  if (!error.empty()) {
+    *rc = Fail(2, error);
+    return false;
+  }
+  return true;
+}
+
+int RunChat(int argc, char** argv) {
+  ChatFlags o;
+  if (int rc; !ParseChatFlags(argc, argv, &o, &rc)) return rc;
 
   runtime::EngineConfig mc;
   std::string error;
-  if (!ParseKvMemory(kv_flags.memory, &mc.kv_bytes, &error)) return Fail(2, error);
-  mc.model_path = model_flags.path;
-  mc.kv_type = kv_flags.type;
-  mc.threads = static_cast<int>(thread_flags.threads);
+  if (!ParseKvMemory(o.kv.memory, &mc.kv_bytes, &error)) return Fail(2, error);
+  mc.model_path = o.model.path;
+  mc.kv_type = o.kv.type;
+  mc.threads = static_cast<int>(o.threads.threads);
   mc.scheduler.max_seqs = 1;
-  mc.scheduler.max_model_len = static_cast<int>(ctx);
-  if (!verbose) SetMinLogLevel(LogLevel::kWarning);
+  mc.scheduler.max_model_len = static_cast<int>(o.ctx);
+  if (!o.verbose) SetMinLogLevel(LogLevel::kWarning);
 
   // SIGINT goes to the main thread only: block it before the engine's
   // threads start (they inherit the mask), then handle it here.
@@ -386,14 +423,14 @@ int RunChat(int argc, char** argv) {
   sigemptyset(&sigint);
   sigaddset(&sigint, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigint, nullptr);
-  std::fprintf(stderr, "weft chat: loading %s\n", model_flags.path.c_str());
+  std::fprintf(stderr, "weft chat: loading %s\n", o.model.path.c_str());
   runtime::EngineSummary summary;
   StatusOr<std::unique_ptr<server::EngineBackend>> backend =
       runtime::BuildBackend(mc, &summary);
   if (!backend.ok()) {
     const std::string msg = backend.status().message();
     return Fail(backend.status().code() == StatusCode::kResourceExhausted ? 1 : 2,
-                msg.find(model_flags.path) != std::string::npos ? msg : model_flags.path + ": " + msg);
+                msg.find(o.model.path) != std::string::npos ? msg : o.model.path + ": " + msg);
   }
   struct sigaction sa = {};
   sa.sa_handler = OnSigint;
@@ -406,15 +443,15 @@ int RunChat(int argc, char** argv) {
                summary.max_model_len);
 
   ChatOptions opt;
-  opt.sampling.temperature = static_cast<float>(sampling_flags.temp);
-  opt.sampling.top_p = static_cast<float>(sampling_flags.top_p);
-  opt.sampling.top_k = static_cast<int32_t>(sampling_flags.top_k);
-  opt.sampling.min_p = static_cast<float>(sampling_flags.min_p);
-  opt.sampling.repetition_penalty = static_cast<float>(sampling_flags.repeat_penalty);
-  if (sampling_flags.seed >= 0) opt.sampling.seed = static_cast<uint64_t>(sampling_flags.seed);
-  opt.n_predict = n_predict;
+  opt.sampling.temperature = static_cast<float>(o.sampling.temp);
+  opt.sampling.top_p = static_cast<float>(o.sampling.top_p);
+  opt.sampling.top_k = static_cast<int32_t>(o.sampling.top_k);
+  opt.sampling.min_p = static_cast<float>(o.sampling.min_p);
+  opt.sampling.repetition_penalty = static_cast<float>(o.sampling.repeat_penalty);
+  if (o.sampling.seed >= 0) opt.sampling.seed = static_cast<uint64_t>(o.sampling.seed);
+  opt.n_predict = o.n_predict;
   opt.context = summary.max_model_len;
-  opt.system = system;
+  opt.system = o.system;
   ChatSession session(backend->get(), std::move(opt));
   const int rc = session.Run();
   (*backend)->StartDraining();
