@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -85,10 +86,14 @@ void SummarizeS2(const Workload& w, const std::vector<Timing>& timing,
 
 }  // namespace
 
-StatusOr<BenchResult> RunPoint(const model::Model& model, const Workload& w,
-                               const BenchPoint& pt, int64_t kv_blocks,
-                               int threads, uint64_t seed,
-                               const engine::EngineOptions& eo) {
+namespace {
+
+// The engine of one point: its scheduler limits, a KV cache of kv_blocks
+// blocks of 16 tokens, `threads` compute threads.
+StatusOr<std::unique_ptr<engine::Engine>> MakeEngine(const model::Model& model,
+                                                     const Workload& w, const BenchPoint& pt,
+                                                     int64_t kv_blocks, int threads,
+                                                     const engine::EngineOptions& eo) {
   engine::SchedulerConfig sc;
   sc.max_batched_tokens = static_cast<int>(pt.max_batched_tokens);
   sc.max_seqs = static_cast<int>(pt.max_seqs);
@@ -101,65 +106,128 @@ StatusOr<BenchResult> RunPoint(const model::Model& model, const Workload& w,
   engine::ModelExecutorConfig ec;
   ec.num_threads = threads;
   ASSIGN_OR_RETURN(auto exec, engine::CreateModelExecutor(&model, kc, ec));
-  ASSIGN_OR_RETURN(auto eng,
-                   engine::Engine::Create(sc, kc, std::move(exec), eo));
+  return engine::Engine::Create(sc, kc, std::move(exec), eo);
+}
 
-  const int n = static_cast<int>(w.prompts.size());
-  std::vector<Timing> timing(static_cast<size_t>(n));
-  std::mutex mu;
-  std::condition_variable cv;
-  int in_flight = 0, done = 0;
-  auto submit = [&](int i) -> Status {
+// Submits a workload's requests and records each one's token times.
+// Thread-safe: the engine's callbacks run on its loop thread while the
+// caller submits and waits.
+class RequestTracker {
+ public:
+  RequestTracker(engine::Engine* eng, const Workload& w)
+      : eng_(eng), w_(w), timing_(w.prompts.size()) {}
+
+  // Submits request i (greedy, the workload's output length).
+  Status Submit(int i) {
     engine::RequestSpec spec;
     spec.id = i;
-    spec.prompt = w.prompts[static_cast<size_t>(i)];
-    spec.stop.max_tokens = w.OutputLen(static_cast<size_t>(i));
+    spec.prompt = w_.prompts[static_cast<size_t>(i)];
+    spec.stop.max_tokens = w_.OutputLen(static_cast<size_t>(i));
     spec.sampling.temperature = 0;
     {
-      std::lock_guard<std::mutex> lock(mu);
-      timing[static_cast<size_t>(i)].submit = Clock::now();
-      ++in_flight;
+      std::lock_guard<std::mutex> lock(mu_);
+      timing_[static_cast<size_t>(i)].submit = Clock::now();
+      ++in_flight_;
     }
-    Status st =
-        eng->Submit(std::move(spec), [&, i](const engine::RequestEvent& ev) {
-          const Clock::time_point now = Clock::now();
-          std::lock_guard<std::mutex> lock(mu);
-          Timing& t = timing[static_cast<size_t>(i)];
-          for (size_t k = 0; k < ev.new_tokens.size(); ++k) {
-            if (t.tokens == 0) {
-              t.first = now;
-            } else {
-              t.itl_ms.push_back(Ms(t.last, now));
-            }
-            t.last = now;
-            t.token_times.push_back(now);
-            ++t.tokens;
-          }
-          if (ev.finished) {
-            t.finished = true;
-            t.failed = ev.reason == engine::FinishReason::kError ||
-                       ev.reason == engine::FinishReason::kAborted;
-            t.done = now;
-            --in_flight;
-            ++done;
-            cv.notify_all();
-          }
-        });
+    Status st = eng_->Submit(std::move(spec),
+                             [this, i](const engine::RequestEvent& ev) { OnEvent(i, ev); });
     if (!st.ok()) {
-      std::lock_guard<std::mutex> lock(mu);
-      --in_flight;
-      ++done;
-      timing[static_cast<size_t>(i)].failed = true;
-      cv.notify_all();
+      std::lock_guard<std::mutex> lock(mu_);
+      --in_flight_;
+      ++done_;
+      timing_[static_cast<size_t>(i)].failed = true;
+      cv_.notify_all();
     }
     return st;
-  };
+  }
 
+  // Blocks until fewer than `cap` requests are in flight.
+  void WaitBelow(int cap) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return in_flight_ < cap; });
+  }
+  // Blocks until n requests are done.
+  void WaitDone(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return done_ == n; });
+  }
+  // REQUIRES: every request is done.
+  const std::vector<Timing>& timing() const { return timing_; }
+
+ private:
+  void OnEvent(int i, const engine::RequestEvent& ev) {
+    const Clock::time_point now = Clock::now();
+    std::lock_guard<std::mutex> lock(mu_);
+    Timing& t = timing_[static_cast<size_t>(i)];
+    for (size_t k = 0; k < ev.new_tokens.size(); ++k) {
+      if (t.tokens == 0) {
+        t.first = now;
+      } else {
+        t.itl_ms.push_back(Ms(t.last, now));
+      }
+      t.last = now;
+      t.token_times.push_back(now);
+      ++t.tokens;
+    }
+    if (ev.finished) {
+      t.finished = true;
+      t.failed = ev.reason == engine::FinishReason::kError ||
+                 ev.reason == engine::FinishReason::kAborted;
+      t.done = now;
+      --in_flight_;
+      ++done_;
+      cv_.notify_all();
+    }
+  }
+
+  engine::Engine* const eng_;
+  const Workload& w_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Timing> timing_;  // guarded by mu_
+  int in_flight_ = 0;           // guarded by mu_
+  int done_ = 0;                // guarded by mu_
+};
+
+// The latency percentiles and token counts of the finished requests.
+void SummarizeRequests(const Workload& w, const std::vector<Timing>& timing, BenchResult* r) {
+  std::vector<double> ttft, itl, e2e, tpot;
+  for (size_t i = 0; i < timing.size(); ++i) {
+    const Timing& t = timing[i];
+    if (t.failed || !t.finished) {
+      ++r->num_failed;
+      continue;
+    }
+    ++r->num_ok;
+    r->prompt_tokens += static_cast<int64_t>(w.prompts[i].size());
+    r->output_tokens += t.tokens;
+    if (t.tokens > 0) ttft.push_back(Ms(t.submit, t.first));
+    if (t.tokens > 1) {
+      tpot.push_back((Ms(t.submit, t.done) - Ms(t.submit, t.first)) / (t.tokens - 1));
+    }
+    itl.insert(itl.end(), t.itl_ms.begin(), t.itl_ms.end());
+    e2e.push_back(Ms(t.submit, t.done));
+  }
+  r->ttft_ms = Summarize(std::move(ttft));
+  r->itl_ms = Summarize(std::move(itl));
+  r->e2e_ms = Summarize(std::move(e2e));
+  r->tpot_ms = Summarize(std::move(tpot));
+}
+
+}  // namespace
+
+StatusOr<BenchResult> RunPoint(const model::Model& model, const Workload& w,
+                               const BenchPoint& pt, int64_t kv_blocks,
+                               int threads, uint64_t seed,
+                               const engine::EngineOptions& eo) {
+  ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> eng,
+                   MakeEngine(model, w, pt, kv_blocks, threads, eo));
+  const int n = static_cast<int>(w.prompts.size());
+  RequestTracker tracker(eng.get(), w);
   std::mt19937_64 rng(seed ^ 0x5bd1e995);
   std::exponential_distribution<double> gap(pt.rate > 0 ? pt.rate : 1.0);
   const bool scheduled = !w.arrival_s.empty();
-  const int cap =
-      pt.concurrency > 0 && !scheduled ? static_cast<int>(pt.concurrency) : n;
+  const int cap = pt.concurrency > 0 && !scheduled ? static_cast<int>(pt.concurrency) : n;
   const Clock::time_point start = Clock::now();
   Clock::time_point next_arrival = start;
   for (int i = 0; i < n; ++i) {
@@ -173,20 +241,13 @@ StatusOr<BenchResult> RunPoint(const model::Model& model, const Workload& w,
           std::chrono::duration<double>(gap(rng)));
       std::this_thread::sleep_until(next_arrival);
     }
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return in_flight < cap; });
-    }
-    Status st = submit(i);
+    tracker.WaitBelow(cap);
+    Status st = tracker.Submit(i);
     if (!st.ok()) {
-      std::fprintf(stderr, "weft bench engine: request %d: %s\n", i,
-                   st.ToString().c_str());
+      std::fprintf(stderr, "weft bench engine: request %d: %s\n", i, st.ToString().c_str());
     }
   }
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return done == n; });
-  }
+  tracker.WaitDone(n);
   const Clock::time_point end = Clock::now();
   eng->WaitUntilIdle();
 
@@ -195,30 +256,8 @@ StatusOr<BenchResult> RunPoint(const model::Model& model, const Workload& w,
   r.duration_s = Ms(start, end) / 1000.0;
   r.stats = eng->stats();
   r.loop = eng->loop_stats();
-  std::vector<double> ttft, itl, e2e, tpot;
-  for (int i = 0; i < n; ++i) {
-    const Timing& t = timing[static_cast<size_t>(i)];
-    if (t.failed || !t.finished) {
-      ++r.num_failed;
-      continue;
-    }
-    ++r.num_ok;
-    r.prompt_tokens +=
-        static_cast<int64_t>(w.prompts[static_cast<size_t>(i)].size());
-    r.output_tokens += t.tokens;
-    if (t.tokens > 0) ttft.push_back(Ms(t.submit, t.first));
-    if (t.tokens > 1) {
-      tpot.push_back((Ms(t.submit, t.done) - Ms(t.submit, t.first)) /
-                     (t.tokens - 1));
-    }
-    itl.insert(itl.end(), t.itl_ms.begin(), t.itl_ms.end());
-    e2e.push_back(Ms(t.submit, t.done));
-  }
-  r.ttft_ms = Summarize(std::move(ttft));
-  r.itl_ms = Summarize(std::move(itl));
-  r.e2e_ms = Summarize(std::move(e2e));
-  r.tpot_ms = Summarize(std::move(tpot));
-  if (!w.is_long.empty()) SummarizeS2(w, timing, &r);
+  SummarizeRequests(w, tracker.timing(), &r);
+  if (!w.is_long.empty()) SummarizeS2(w, tracker.timing(), &r);
   return r;
 }
 
