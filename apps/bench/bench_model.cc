@@ -107,8 +107,7 @@ void RegisterModelBenchFlags(ModelBenchOptions* o, FlagSet* flags) {
                 "each (replaces --ctx)");
   o->kv.Register(flags);
   flags->Bool("row-major", &o->row_major,
-              "keep Q4_0/Q5_0/Q8_0/Q4_K/Q5_K/Q6_K weights in the file's layout (no x8 repack "
-              "at load)");
+              "keep quantized weights in the file's layout (no x8 repack at load)");
 }
 
 // A comma-separated list of integers in [lo, hi]; false after printing
@@ -194,7 +193,7 @@ void PrintModelBenchHeader(const std::string& cmdline, const ModelBenchOptions& 
               HumanBytes(static_cast<double>(bench.weight_bytes())).c_str());
   std::printf("- isa: %s, weights: %s, kv: %s, threads: %lld, reps: %lld (median, min-max after "
               "1 warm-up)\n",
-              isa.c_str(), o.row_major ? "row-major" : "x8 where Q4_0/Q5_0/Q8_0/Q4_K/Q5_K/Q6_K",
+              isa.c_str(), o.row_major ? "row-major" : "x8 (quantized formats)",
               model::KvTypeName(plan.kv_type), static_cast<long long>(o.threads.threads),
               static_cast<long long>(o.reps));
   std::printf(
