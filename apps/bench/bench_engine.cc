@@ -29,6 +29,7 @@
 #include "apps/flags.h"
 #include "engine/engine.h"
 #include "engine/model_executor.h"
+#include "kv/kv_sizing.h"
 #include "model/model.h"
 #include "util/strings.h"
 
@@ -447,8 +448,13 @@ int RunBenchEngine(int argc, char** argv) {
     return 2;
   }
   const model::Model& model = **model_or;
-  const int64_t kv_blocks = engine::KvBlocksForBytes(
-      model.config(), 16, static_cast<uint64_t>(o.kv_gib * (1ull << 30)));
+  auto layout = model::KvLayoutOf(model.config(), model::KvType::kF32);
+  if (!layout.ok()) {
+    std::fprintf(stderr, "weft bench engine: %s\n", layout.status().ToString().c_str());
+    return 2;
+  }
+  const int64_t kv_blocks =
+      kv::KvBlocksForBytes(*layout, 16, static_cast<uint64_t>(o.kv_gib * (1ull << 30)));
   const int64_t one_len = std::max(o.prompt_len + o.output_len,
                                    w.s2 ? o.s2_long_prompt + o.s2_long_output : int64_t{0});
   if (kv_blocks < (one_len + 15) / 16 + 1) {

@@ -32,6 +32,7 @@
 #include "apps/flags.h"
 #include "engine/model_executor.h"
 #include "engine/scheduler.h"
+#include "kv/kv_sizing.h"
 #include "model/model.h"
 #include "model/paged_kv_cache.h"
 #include "util/strings.h"
@@ -172,9 +173,11 @@ StatusOr<double> Ttft(const model::Model& m, const Args& a,
   sc.enable_prefix_caching = caching;
   sc.max_seqs = 4;
   sc.max_model_len = static_cast<int>(prompt.size()) + 8;
+  ASSIGN_OR_RETURN(const kv::KvLayout layout,
+                   model::KvLayoutOf(m.config(), model::KvType::kF16));
   ASSIGN_OR_RETURN(kv::KvCacheConfig kv,
-                   engine::KvConfigForBytes(m.config(), a.block_size, model::KvType::kF16,
-                                            256ull << 20, sc));
+                   kv::KvConfigForBytes(layout, a.block_size, 256ull << 20,
+                                        {sc.max_seqs, sc.MaxPassTokens()}));
   engine::ModelExecutorConfig ec;
   ec.num_threads = a.threads;
   ec.kv_type = model::KvType::kF16;

@@ -16,9 +16,10 @@
 // preempted.
 //
 //   ASSIGN_OR_RETURN(auto model, model::Model::Load(path));
-//   kv::KvCacheConfig kv;
-//   ASSIGN_OR_RETURN(kv::KvCacheConfig kv, KvConfigForBytes(
-//       model->config(), 16, model::KvType::kF16, 1 << 30, sched));
+//   ASSIGN_OR_RETURN(kv::KvLayout layout,
+//                    model::KvLayoutOf(model->config(), model::KvType::kF16));
+//   ASSIGN_OR_RETURN(kv::KvCacheConfig kv, kv::KvConfigForBytes(
+//       layout, 16, 1 << 30, {sched.max_seqs, sched.MaxPassTokens()}));
 //   ASSIGN_OR_RETURN(auto exec, CreateModelExecutor(model.get(), kv, {}));
 //   ASSIGN_OR_RETURN(auto engine, Engine::Create(sched, kv, std::move(exec)));
 //
@@ -32,9 +33,7 @@
 #include <span>
 
 #include "engine/executor.h"
-#include "engine/scheduler_config.h"
 #include "kv/kv_cache_manager.h"
-#include "model/config.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
 #include "sampling/json_constraint.h"
@@ -69,27 +68,5 @@ struct ModelExecutorConfig {
 StatusOr<std::unique_ptr<Executor>> CreateModelExecutor(
     const model::Model* model, const kv::KvCacheConfig& kv_config,
     const ModelExecutorConfig& config);
-
-// How many KV blocks of block_size tokens fit in `bytes` for this model's KV
-// layout (K and V rows of `type` for every layer, one group). At least 0.
-int64_t KvBlocksForBytes(const model::ModelConfig& config, int block_size,
-                         uint64_t bytes,
-                         model::KvType type = model::KvType::kF32);
-
-// The KV cache config for `bytes` of memory. A model with both sliding-
-// window and full-attention layers (Gemma 3) gets a local group when
-// split_groups: its windowed layers' blocks, sized for what the scheduler
-// can hold at once,
-//   need = max_seqs * (ceil(window / block_size) + 1)
-//          + ceil(max_batched_tokens / block_size)
-// (every running sequence's window plus one pass of prompt chunks), and the
-// full group gets the rest; if the rest would be fewer blocks than `need`,
-// both groups get the same count (a local table is never longer than a full
-// one). Other models get one group. INVALID_ARGUMENT when the budget holds
-// no block or rows do not fit `type`. *bytes_used: the storage it needs.
-StatusOr<kv::KvCacheConfig> KvConfigForBytes(
-    const model::ModelConfig& config, int block_size, model::KvType type,
-    uint64_t bytes, const SchedulerConfig& sched, bool split_groups = true,
-    uint64_t* bytes_used = nullptr);
 
 }  // namespace weft::engine

@@ -66,6 +66,19 @@ Status CheckKvType(KvType type, const ModelConfig& config) {
   return OkStatus();
 }
 
+StatusOr<kv::KvLayout> KvLayoutOf(const ModelConfig& config, KvType type) {
+  RETURN_IF_ERROR(CheckKvType(type, config));
+  kv::KvLayout layout;
+  layout.row_bytes = static_cast<uint64_t>(KvRowBytes(type, config.k_dim()) +
+                                           KvRowBytes(type, config.v_dim()));
+  layout.num_layers = config.n_layer;
+  for (int64_t il = 0; il < config.n_layer; ++il) {
+    layout.num_local_layers += config.IsLocalLayer(il);
+  }
+  layout.sliding_window = config.sliding_window;
+  return layout;
+}
+
 void StoreKvRow(KvType type, const float* src, int64_t n, uint8_t* dst) {
   switch (type) {
     case KvType::kF32:

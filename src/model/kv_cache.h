@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kv/kv_sizing.h"
 #include "model/config.h"
 #include "util/large_alloc.h"
 #include "util/status.h"
@@ -33,6 +34,9 @@ int64_t KvRowBytes(KvType type, int64_t n);
 bool KvRowFits(KvType type, int64_t n);
 // INVALID_ARGUMENT when the model's K or V rows do not fit `type`.
 Status CheckKvType(KvType type, const ModelConfig& config);
+// What the model's KV storage of `type` needs, for kv's sizing
+// (kv::KvConfigForBytes). Errors: CheckKvType's.
+StatusOr<kv::KvLayout> KvLayoutOf(const ModelConfig& config, KvType type);
 // dst (KvRowBytes(type, n) bytes) = src [n] converted to `type` (F16:
 // round to nearest even; Q8_0: ggml's reference quantizer).
 void StoreKvRow(KvType type, const float* src, int64_t n, uint8_t* dst);

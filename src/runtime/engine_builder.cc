@@ -12,6 +12,8 @@
 #include "engine/model_executor.h"
 #include "kernels/isa.h"
 #include "kv/kv_cache_manager.h"
+#include "kv/kv_sizing.h"
+#include "model/kv_cache.h"
 #include "model/model.h"
 #include "runtime/chat_template_choice.h"
 #include "runtime/model_facts.h"
@@ -80,11 +82,14 @@ StatusOr<KvSetup> SizeKv(const EngineConfig& config,
   }
   RETURN_IF_ERROR(sched.Validate());
   ASSIGN_OR_RETURN(s.kv_type, model::ParseKvType(config.kv_type));
+  ASSIGN_OR_RETURN(const kv::KvLayout layout,
+                   model::KvLayoutOf(mc, s.kv_type));
   ASSIGN_OR_RETURN(s.kv,
-                   engine::KvConfigForBytes(mc, config.kv_block_size, s.kv_type,
-                                            config.kv_bytes, sched,
-                                            config.kv_split_groups,
-                                            &s.kv_bytes_used));
+                   kv::KvConfigForBytes(layout, config.kv_block_size,
+                                        config.kv_bytes,
+                                        {sched.max_seqs, sched.MaxPassTokens()},
+                                        config.kv_split_groups,
+                                        &s.kv_bytes_used));
   // One sequence must fit in the cache alone, or a request the context
   // allows would fail after doing its work (vLLM refuses to start then).
   const int kv_tokens =

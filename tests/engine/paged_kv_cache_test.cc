@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "engine/model_executor.h"
+#include "kv/kv_sizing.h"
 #include "model/model.h"
 #include "tests/engine/model_harness.h"
 
@@ -68,8 +69,9 @@ TEST(PagedKvCacheTest, BadSizesAreErrors) {
   EXPECT_FALSE(PagedKvCache::Create(ModelConfig(), 4, 4).ok());
   // (2 layers * 4 tokens * (8 + 6) floats * 4 bytes) per block.
   EXPECT_EQ(PagedKvCache::BytesPerBlock(SmallConfig(), 4), 448u);
-  EXPECT_EQ(engine::KvBlocksForBytes(SmallConfig(), 4, 448 * 10 + 5), 10);
-  EXPECT_EQ(engine::KvBlocksForBytes(SmallConfig(), 0, 1 << 20), 0);
+  const kv::KvLayout layout = KvLayoutOf(SmallConfig(), KvType::kF32).value();
+  EXPECT_EQ(kv::KvBlocksForBytes(layout, 4, 448 * 10 + 5), 10);
+  EXPECT_EQ(kv::KvBlocksForBytes(layout, 0, 1 << 20), 0);
 }
 
 // Prefill then decode on stories260K, once over a contiguous cache, once
@@ -116,6 +118,20 @@ TEST(PagedKvCacheTest, StorageTypes) {
   // SmallConfig rows: K 8, V 6 elements per layer.
   EXPECT_EQ(PagedKvCache::LayerBytesPerBlock(SmallConfig(), 4, KvType::kF16),
             4u * (8 + 6) * 2);
+  // The layout kv sizes from agrees, counts the windowed layers and
+  // refuses rows that do not fit the type.
+  EXPECT_EQ(KvLayoutOf(SmallConfig(), KvType::kF16)->LayerBytesPerBlock(4),
+            4u * (8 + 6) * 2);
+  EXPECT_EQ(KvLayoutOf(SmallConfig(), KvType::kQ8_0).status().code(),
+            StatusCode::kInvalidArgument);
+  ModelConfig hybrid = SmallConfig();
+  hybrid.n_layer = 7;
+  hybrid.sliding_window = 8;
+  hybrid.swa_pattern = 6;  // layer 5 is the one full-attention layer
+  const kv::KvLayout layout = KvLayoutOf(hybrid, KvType::kF32).value();
+  EXPECT_EQ(layout.num_layers, 7);
+  EXPECT_EQ(layout.num_local_layers, 6);
+  EXPECT_EQ(layout.sliding_window, 8);
   PagedKvOptions po;
   po.num_blocks = 4;
   po.block_size = 4;
