@@ -38,7 +38,7 @@
 #include "apps/command.h"
 #include "apps/flag_groups.h"
 #include "apps/flags.h"
-#include "model/kv_cache.h"
+#include "model/kv_storage.h"
 #include "runtime/engine_builder.h"
 #include "server/backend.h"
 #include "util/log.h"

@@ -14,7 +14,7 @@
 #include "apps/command.h"
 #include "apps/flag_groups.h"
 #include "apps/flags.h"
-#include "model/kv_cache.h"
+#include "model/kv_storage.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
 #include "tokenizer/detokenizer.h"
@@ -72,7 +72,7 @@ struct RunSetup {
   std::unique_ptr<tokenizer::Tokenizer> tok;
   std::optional<sampling::Sampler> sampler;
   std::vector<int32_t> ids;  // the prompt's tokens
-  std::unique_ptr<model::KvCache> kv;
+  std::unique_ptr<model::KvStorage> kv;
   int64_t capacity = 0;  // tokens the KV cache holds
 };
 
@@ -178,7 +178,7 @@ int BuildRun(const RunConfig& config, RunSetup* setup) {
   }
   setup->capacity =
       std::min<int64_t>(ctx, static_cast<int64_t>(setup->ids.size()) + o.n_predict);
-  auto kv_or = model::ContiguousKvCache::Create(cfg, static_cast<int32_t>(setup->capacity),
+  auto kv_or = model::ContiguousKvStorage::Create(cfg, static_cast<int32_t>(setup->capacity),
                                                 /*max_seqs=*/1, config.kv_type);
   if (!kv_or.ok()) {
     fprintf(stderr, "weft run: %s\n", kv_or.status().message().c_str());

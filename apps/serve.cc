@@ -20,7 +20,7 @@
 #include "apps/flag_groups.h"
 #include "apps/flags.h"
 #include "engine/scheduler_config.h"
-#include "model/kv_cache.h"
+#include "model/kv_storage.h"
 #include "runtime/engine_builder.h"
 #include "server/server.h"
 #include "util/log.h"

@@ -2,7 +2,7 @@
 // the paged KV cache's cost and payoff.
 //
 //   decode   one batched decode step (ONE Forward of B sequences, each with
-//            --ctx tokens of context) through PagedKvCache, blocks of
+//            --ctx tokens of context) through PagedKvStorage, blocks of
 //            --block-size tokens scattered over the pool, for B in
 //            --batches, per KV storage type in --types; against the
 //            contiguous cache at B = 1 (paging overhead = paged / contiguous)
@@ -34,7 +34,7 @@
 #include "engine/scheduler.h"
 #include "kv/kv_sizing.h"
 #include "model/model.h"
-#include "model/paged_kv_cache.h"
+#include "model/paged_kv_storage.h"
 #include "util/strings.h"
 
 namespace weft::apps {
@@ -109,7 +109,7 @@ StatusOr<json> DecodeCurve(const model::Model& m, const Args& a,
   json out;
   out["type"] = model::KvTypeName(type);
   // Contiguous, B = 1.
-  ASSIGN_OR_RETURN(auto flat, model::ContiguousKvCache::Create(c, a.ctx + 1, 1, type));
+  ASSIGN_OR_RETURN(auto flat, model::ContiguousKvStorage::Create(c, a.ctx + 1, 1, type));
   RETURN_IF_ERROR(m.Forward(model::Batch::ForPrompt(prompt), flat.get(), &logits, opts));
   const int32_t next = prompt[0];
   ASSIGN_OR_RETURN(Stat contiguous, TimeRuns(a.reps, [&](int) {
@@ -126,7 +126,7 @@ StatusOr<json> DecodeCurve(const model::Model& m, const Args& a,
   po.num_blocks = max_b * per_seq;
   po.block_size = a.block_size;
   po.type = type;
-  ASSIGN_OR_RETURN(auto paged, model::PagedKvCache::Create(c, po));
+  ASSIGN_OR_RETURN(auto paged, model::PagedKvStorage::Create(c, po));
   std::vector<int32_t> ids(static_cast<size_t>(po.num_blocks));
   std::iota(ids.begin(), ids.end(), 0);
   std::shuffle(ids.begin(), ids.end(), *rng);

@@ -140,7 +140,7 @@ void ModelBench::Row(const std::string& test, const Stat& st, double tokens, dou
                       tokens / st.max, tokens / st.min, gops, cells.c_str());
 }
 
-Status ModelBench::Prefill(model::KvCache* kv, int32_t seq, int32_t n) {
+Status ModelBench::Prefill(model::KvStorage* kv, int32_t seq, int32_t n) {
   constexpr int32_t kChunk = 512;
   for (int32_t p = 0; p < n; p += kChunk) {
     const int32_t len = std::min(kChunk, n - p);
@@ -155,8 +155,8 @@ Status ModelBench::RunDepth(int depth) {
   // One context of `depth` tokens for the prompt and generation tests,
   // prefilled once (each repetition truncates back to it).
   ASSIGN_OR_RETURN(
-      std::unique_ptr<model::ContiguousKvCache> ctx_kv,
-      model::ContiguousKvCache::Create(
+      std::unique_ptr<model::ContiguousKvStorage> ctx_kv,
+      model::ContiguousKvStorage::Create(
           c_, depth + static_cast<int32_t>(std::max<int64_t>({plan_.pp, plan_.tg, 1})), 1,
           plan_.kv_type));
   if (plan_.pp > 0 || plan_.tg > 0) RETURN_IF_ERROR(Prefill(ctx_kv.get(), 0, depth));
@@ -166,7 +166,7 @@ Status ModelBench::RunDepth(int depth) {
   return RunCurve(depth, at);
 }
 
-Status ModelBench::RunPrompt(int depth, model::KvCache* kv, const std::string& at) {
+Status ModelBench::RunPrompt(int depth, model::KvStorage* kv, const std::string& at) {
   const int64_t pp = plan_.pp;
   const model::Batch b = model::Batch::ForPrompt(RandomTokens(pp), depth);
   std::vector<float> logits;
@@ -190,7 +190,7 @@ Status ModelBench::RunPrompt(int depth, model::KvCache* kv, const std::string& a
   return OkStatus();
 }
 
-Status ModelBench::RunGeneration(int depth, model::KvCache* kv, const std::string& at) {
+Status ModelBench::RunGeneration(int depth, model::KvStorage* kv, const std::string& at) {
   const int64_t tg = plan_.tg;
   const std::vector<int32_t> ids = RandomTokens(tg);
   std::vector<float> logits;
@@ -235,9 +235,9 @@ Status ModelBench::RunCurve(int depth, const std::string& at) {
   const std::vector<int>& batches = plan_.batches;
   const int32_t n = plan_.by_depth ? depth : static_cast<int32_t>(plan_.ctx);
   const int max_b = *std::max_element(batches.begin(), batches.end());
-  ASSIGN_OR_RETURN(std::unique_ptr<model::ContiguousKvCache> kv_owner,
-                   model::ContiguousKvCache::Create(c_, n + 1, max_b, plan_.kv_type));
-  model::KvCache* kv = kv_owner.get();
+  ASSIGN_OR_RETURN(std::unique_ptr<model::ContiguousKvStorage> kv_owner,
+                   model::ContiguousKvStorage::Create(c_, n + 1, max_b, plan_.kv_type));
+  model::KvStorage* kv = kv_owner.get();
   // Prefill sequence 0 once and copy its rows to the others (same
   // attention cost as distinct contexts, without max_b prefills).
   RETURN_IF_ERROR(Prefill(kv, 0, n));
@@ -245,7 +245,7 @@ Status ModelBench::RunCurve(int depth, const std::string& at) {
     RETURN_IF_ERROR(kv->Reserve(seq, n));
     for (int32_t l = 0; l < c_.n_layer; ++l) {
       for (int32_t p = 0; p < n; ++p) {
-        const model::KvCache& ckv = *kv;
+        const model::KvStorage& ckv = *kv;
         std::copy_n(ckv.KeyData(l, 0, p), k_bytes_, kv->KeyData(l, seq, p));
         std::copy_n(ckv.ValueData(l, 0, p), v_bytes_, kv->ValueData(l, seq, p));
       }

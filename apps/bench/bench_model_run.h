@@ -70,11 +70,11 @@ class ModelBench {
   const std::string& table() const { return table_; }
 
  private:
-  Status RunPrompt(int depth, model::KvCache* kv, const std::string& at);
-  Status RunGeneration(int depth, model::KvCache* kv, const std::string& at);
+  Status RunPrompt(int depth, model::KvStorage* kv, const std::string& at);
+  Status RunGeneration(int depth, model::KvStorage* kv, const std::string& at);
   Status RunCurve(int depth, const std::string& at);
   // Prefills positions [0, n) of `seq` with random tokens, in chunks.
-  Status Prefill(model::KvCache* kv, int32_t seq, int32_t n);
+  Status Prefill(model::KvStorage* kv, int32_t seq, int32_t n);
   std::vector<int32_t> RandomTokens(int64_t n);
   // Untimed ahead of timed run r: the paired probe (its reading kept for
   // r > 0; r == 0 starts a new test).

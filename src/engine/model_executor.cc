@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "model/batch.h"
-#include "model/paged_kv_cache.h"
+#include "model/paged_kv_storage.h"
 #include "sampling/sampler.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -23,7 +23,7 @@ namespace {
 class ModelExecutor final : public Executor {
  public:
   ModelExecutor(const model::Model* model,
-                std::unique_ptr<model::PagedKvCache> cache,
+                std::unique_ptr<model::PagedKvStorage> cache,
                 ModelExecutorConfig config)
       : model_(model),
         cache_(std::move(cache)),
@@ -53,7 +53,7 @@ class ModelExecutor final : public Executor {
   SampledToken Sample(const ScheduledSeq& s, std::span<const float> logits);
 
   const model::Model* model_;
-  std::unique_ptr<model::PagedKvCache> cache_;
+  std::unique_ptr<model::PagedKvStorage> cache_;
   ModelExecutorConfig config_;
   model::ForwardOptions fwd_;
   int32_t n_vocab_;
@@ -320,8 +320,8 @@ StatusOr<std::unique_ptr<Executor>> CreateModelExecutor(
     }
     po.local_num_blocks = kv_config.local_num_blocks;
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<model::PagedKvCache> cache,
-                   model::PagedKvCache::Create(mc, po));
+  ASSIGN_OR_RETURN(std::unique_ptr<model::PagedKvStorage> cache,
+                   model::PagedKvStorage::Create(mc, po));
   return std::unique_ptr<Executor>(
       new ModelExecutor(model, std::move(cache), config));
 }

@@ -34,7 +34,7 @@
 
 #include "engine/executor.h"
 #include "kv/kv_cache_manager.h"
-#include "model/kv_cache.h"
+#include "model/kv_storage.h"
 #include "model/model.h"
 #include "sampling/json_constraint.h"
 #include "util/status.h"

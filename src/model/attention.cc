@@ -10,7 +10,7 @@
 namespace weft::model {
 
 void WriteKv(const ModelConfig& c, int32_t layer, const Batch& batch,
-             const float* k, const float* v, KvCache* cache) {
+             const float* k, const float* v, KvStorage* cache) {
   const int64_t T = static_cast<int64_t>(batch.size());
   const KvType type = cache->kv_type();
   for (int64_t t = 0; t < T; ++t) {
@@ -90,7 +90,7 @@ struct PlanBuffers {
 class SliceAttention {
  public:
   SliceAttention(const AttentionContext& ax, const ModelConfig& c, int32_t layer,
-                 const KvCache& cache, const Batch& batch, const float* q, float* out,
+                 const KvStorage& cache, const Batch& batch, const float* q, float* out,
                  PlanBuffers* buf)
       : ax_(ax), kt_(*ax.kt), c_(c), layer_(layer), cache_(cache), batch_(batch), q_(q),
         out_(out), b_(*buf), group_(c.n_head / c.n_head_kv), hd_(c.head_dim_k),
@@ -152,7 +152,7 @@ class SliceAttention {
   const kernels::KernelTable& kt_;
   const ModelConfig& c_;
   const int32_t layer_;
-  const KvCache& cache_;
+  const KvStorage& cache_;
   const Batch& batch_;
   const float* q_;
   float* out_;
@@ -329,7 +329,7 @@ void SliceAttention::RunTask(int64_t job, int thread) {
 // skipped by the merge, and slices are fixed by position; so a token's
 // output does not depend on the batch, the chunking or the threads.
 void Attention(const AttentionContext& ax, const ModelConfig& c, int32_t layer,
-               const KvCache& cache, const Batch& batch, const float* q,
+               const KvStorage& cache, const Batch& batch, const float* q,
                float* out) {
   thread_local PlanBuffers buffers;
   SliceAttention attention(ax, c, layer, cache, batch, q, out, &buffers);

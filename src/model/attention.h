@@ -1,4 +1,4 @@
-// Attention over the KV cache and the writes that fill it, for one layer of
+// Attention over the KV storage and the writes that fill it, for one layer of
 // a varlen batch (model/batch.h). Split from forward.cc so that the KV
 // storage format and the attention kernels can change without touching the
 // decoder stack.
@@ -14,7 +14,7 @@
 #include "kernels/thread_pool.h"
 #include "model/batch.h"
 #include "model/config.h"
-#include "model/kv_cache.h"
+#include "model/kv_storage.h"
 
 namespace weft::model {
 
@@ -34,7 +34,7 @@ int64_t AttentionScratchFloats(const ModelConfig& c);
 // to the cache's KvType.
 // k: [T, k_dim] (after RoPE), v: [T, v_dim].
 void WriteKv(const ModelConfig& c, int32_t layer, const Batch& batch,
-             const float* k, const float* v, KvCache* cache);
+             const float* k, const float* v, KvStorage* cache);
 
 // Attention of every batch token against its own sequence's cached
 // positions <= its position (and inside the window on sliding-window
@@ -42,7 +42,7 @@ void WriteKv(const ModelConfig& c, int32_t layer, const Batch& batch,
 // kernels::Attention gives each (token, head) alone.
 // q: [T, q_dim], out: [T, n_head * head_dim_v].
 void Attention(const AttentionContext& ax, const ModelConfig& c, int32_t layer,
-               const KvCache& cache, const Batch& batch, const float* q,
+               const KvStorage& cache, const Batch& batch, const float* q,
                float* out);
 
 }  // namespace weft::model

@@ -14,7 +14,7 @@ namespace weft::model {
 struct Batch {
   std::vector<int32_t> tokens;     // token ids
   std::vector<int32_t> positions;  // position of each token in its sequence
-  std::vector<int32_t> seq_ids;    // sequence (KV cache slot) of each token
+  std::vector<int32_t> seq_ids;    // sequence (KV storage slot) of each token
   std::vector<uint8_t> logits;     // 1: return logits for this token
 
   void Add(int32_t token, int32_t pos, int32_t seq, bool want_logits) {

@@ -145,7 +145,7 @@ void Grow(std::vector<float>* v, int64_t n) {
 
 }  // namespace
 
-Status Model::Forward(const Batch& batch, KvCache* cache,
+Status Model::Forward(const Batch& batch, KvStorage* cache,
                       std::vector<float>* logits,
                       const ForwardOptions& options) const {
   CHECK(cache != nullptr && logits != nullptr);

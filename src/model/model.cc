@@ -24,7 +24,7 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(
   return m;
 }
 
-Status Model::Validate(const Batch& b, const KvCache& cache,
+Status Model::Validate(const Batch& b, const KvStorage& cache,
                        std::vector<SeqSpan>* spans) const {
   spans->clear();
   const size_t n = b.tokens.size();

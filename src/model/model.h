@@ -2,7 +2,7 @@
 // forward pass in float32 activations over quantized weights.
 //
 //   ASSIGN_OR_RETURN(auto model, Model::Load(path));
-//   ASSIGN_OR_RETURN(auto kv, ContiguousKvCache::Create(model->config(), 4096));
+//   ASSIGN_OR_RETURN(auto kv, ContiguousKvStorage::Create(model->config(), 4096));
 //   std::vector<float> logits;  // [num_outputs, n_vocab]
 //   RETURN_IF_ERROR(model->Forward(Batch::ForPrompt(ids), kv.get(), &logits));
 //
@@ -27,7 +27,7 @@
 #include "kernels/thread_pool.h"
 #include "model/batch.h"
 #include "model/config.h"
-#include "model/kv_cache.h"
+#include "model/kv_storage.h"
 #include "model/weights.h"
 #include "util/status.h"
 
@@ -82,7 +82,7 @@ class Model {
   // other sequences in the batch (bitwise). Errors: empty batch, token or
   // sequence id out of range, gaps in positions, or no room in the cache.
   // On error no sequence's cache length changes.
-  Status Forward(const Batch& batch, KvCache* cache, std::vector<float>* logits,
+  Status Forward(const Batch& batch, KvStorage* cache, std::vector<float>* logits,
                  const ForwardOptions& options = {}) const;
 
  private:
@@ -93,7 +93,7 @@ class Model {
     int32_t start = 0;
     int32_t count = 0;
   };
-  Status Validate(const Batch& batch, const KvCache& cache,
+  Status Validate(const Batch& batch, const KvStorage& cache,
                   std::vector<SeqSpan>* spans) const;
   // The pool for `n_threads` (null when 1). REQUIRES: mu_ held.
   kernels::ThreadPool* Pool(int n_threads) const;

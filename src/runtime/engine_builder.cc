@@ -13,7 +13,7 @@
 #include "kernels/isa.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_sizing.h"
-#include "model/kv_cache.h"
+#include "model/kv_storage.h"
 #include "model/model.h"
 #include "runtime/chat_template_choice.h"
 #include "runtime/model_facts.h"

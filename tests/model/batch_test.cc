@@ -34,9 +34,9 @@ void CheckMixedEqualsAlone(const Model& model, const std::vector<std::vector<Chu
   ForwardOptions opts;
   opts.n_threads = 2;
   opts.kernels = &table;
-  auto mixed_kv = ContiguousKvCache::Create(model.config(), 64, 4, kv_type);
+  auto mixed_kv = ContiguousKvStorage::Create(model.config(), 64, 4, kv_type);
   ASSERT_TRUE(mixed_kv.ok());
-  std::map<int32_t, std::unique_ptr<ContiguousKvCache>> alone_kv;
+  std::map<int32_t, std::unique_ptr<ContiguousKvStorage>> alone_kv;
   std::map<int32_t, int32_t> length;
   for (size_t si = 0; si < steps.size(); ++si) {
     SCOPED_TRACE("step " + std::to_string(si));
@@ -61,7 +61,7 @@ void CheckMixedEqualsAlone(const Model& model, const std::vector<std::vector<Chu
       const Chunk& c = steps[si][ci];
       auto& kv = alone_kv[c.seq];
       if (kv == nullptr) {
-        auto created = ContiguousKvCache::Create(model.config(), 64, 1, kv_type);
+        auto created = ContiguousKvStorage::Create(model.config(), 64, 1, kv_type);
         ASSERT_TRUE(created.ok());
         kv = std::move(*created);
       }
@@ -146,7 +146,7 @@ TEST(MixedBatchTest, DefaultModel) {
 TEST(MixedBatchTest, RejectsBadMultiSequenceBatches) {
   auto m = testing::LoadSynthetic({});
   ASSERT_TRUE(m.ok());
-  auto kv = ContiguousKvCache::Create(m->model->config(), 8, 2);
+  auto kv = ContiguousKvStorage::Create(m->model->config(), 8, 2);
   ASSERT_TRUE(kv.ok());
   std::vector<float> logits;
   Batch gap;  // sequence 1 skips a position

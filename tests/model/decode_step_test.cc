@@ -1,4 +1,4 @@
-// The decode step outside the matmuls: attention over the KV cache with GQA
+// The decode step outside the matmuls: attention over the KV storage with GQA
 // sharing (one task reads a K/V row once for several query heads) and the
 // thread pool's join, which does not wait for workers that never woke up.
 //
@@ -49,7 +49,7 @@ void CheckAttention(const ModelConfig& c, KvType type,
                << " threads " << n_threads);
   constexpr int64_t kSlice = kernels::kAttentionSlice;
   const int32_t kSeqs = 4, kCap = static_cast<int32_t>(2 * kSlice + 37);
-  auto kv = ContiguousKvCache::Create(c, kCap, kSeqs, type);
+  auto kv = ContiguousKvStorage::Create(c, kCap, kSeqs, type);
   ASSERT_TRUE(kv.ok()) << kv.status().ToString();
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0.0f, 1.0f);
@@ -108,7 +108,7 @@ void CheckAttention(const ModelConfig& c, KvType type,
           << "layer " << layer << " token " << t << " alone";
       if (type == KvType::kQ8_0) continue;
       for (int64_t h = 0; h < c.n_head; ++h) {
-        const KvCache& ckv = **kv;
+        const KvStorage& ckv = **kv;
         kernels::AttentionArgs a;
         a.q = q.data() + t * c.q_dim() + h * c.head_dim_k;
         // Sliding-window layers see keys pos - window + 1 .. pos.
@@ -173,7 +173,7 @@ TEST(DecodeAttentionTest, GroupedHeadsMatchSingleQueryKernel) {
 // Logits of a few decode steps (several sequences per Forward) with
 // n_threads threads.
 std::vector<float> DecodeLogits(const Model& model, KvType type, int n_threads) {
-  auto kv = ContiguousKvCache::Create(model.config(), 24, 3, type);
+  auto kv = ContiguousKvStorage::Create(model.config(), 24, 3, type);
   EXPECT_TRUE(kv.ok());
   ForwardOptions opts;
   opts.n_threads = n_threads;

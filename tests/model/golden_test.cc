@@ -98,8 +98,8 @@ void CheckGolden(const std::string& model_path, const json& g, float tolerance,
     SCOPED_TRACE(p["text"].get<std::string>());
     tolerance = fixed_tolerance >= 0 ? fixed_tolerance : Int8Tolerance(model.config(), p);
     std::vector<int32_t> ids = p["ids"].get<std::vector<int32_t>>();
-    auto kv = ContiguousKvCache::Create(model.config(),
-                                        static_cast<int32_t>(ids.size()) + n_greedy + 1);
+    auto kv = ContiguousKvStorage::Create(model.config(),
+                                          static_cast<int32_t>(ids.size()) + n_greedy + 1);
     ASSERT_TRUE(kv.ok());
     std::vector<float> logits;
     Status s = model.Forward(Batch::ForPrompt(ids), kv->get(), &logits, opts);

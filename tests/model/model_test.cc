@@ -1,4 +1,4 @@
-// Unit tests of ModelConfig, weight loading checks, the KV cache, ops and
+// Unit tests of ModelConfig, weight loading checks, the KV storage, ops and
 // forward-pass invariants, on tiny synthetic models.
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@ namespace {
 using testing::LoadSynthetic;
 using testing::SyntheticSpec;
 
-std::vector<float> RunBatch(const Model& m, KvCache* kv, const Batch& b) {
+std::vector<float> RunBatch(const Model& m, KvStorage* kv, const Batch& b) {
   std::vector<float> logits;
   Status s = m.Forward(b, kv, &logits);
   EXPECT_TRUE(s.ok()) << s.ToString();
@@ -193,7 +193,7 @@ TEST(OpsTest, MatMulMatchesNaiveForQuantizedRows) {
 TEST(KvCacheTest, ReserveTruncateCommit) {
   auto m = LoadSynthetic({});
   ASSERT_TRUE(m.ok());
-  auto kv = ContiguousKvCache::Create(m->model->config(), 8, 2);
+  auto kv = ContiguousKvStorage::Create(m->model->config(), 8, 2);
   ASSERT_TRUE(kv.ok());
   EXPECT_TRUE((*kv)->Reserve(1, 8).ok());
   EXPECT_FALSE((*kv)->Reserve(1, 9).ok());
@@ -202,12 +202,12 @@ TEST(KvCacheTest, ReserveTruncateCommit) {
   (*kv)->Commit(1, 4);
   EXPECT_EQ((*kv)->Length(1), 4);
   EXPECT_EQ((*kv)->Length(0), 0);
-  const KvCache& ckv = **kv;
+  const KvStorage& ckv = **kv;
   EXPECT_EQ(ckv.KeyRow(1, 1, 3)[0], 5.0f);
   EXPECT_EQ(ckv.KeyRow(1, 0, 3)[0], 0.0f);
   (*kv)->Truncate(1, 2);
   EXPECT_EQ((*kv)->Length(1), 2);
-  EXPECT_FALSE(ContiguousKvCache::Create(m->model->config(), 0).ok());
+  EXPECT_FALSE(ContiguousKvStorage::Create(m->model->config(), 0).ok());
 }
 
 // Prefilling N tokens at once must give the same logits as feeding them one
@@ -218,8 +218,8 @@ void CheckBatchedEqualsIncremental(const SyntheticSpec& spec) {
   const Model& model = *m->model;
   const int64_t V = model.config().n_vocab;
   std::vector<int32_t> ids = {1, 5, 9, 2, 33, 7, 60, 11, 3, 4};
-  auto kv1 = ContiguousKvCache::Create(model.config(), 32);
-  auto kv2 = ContiguousKvCache::Create(model.config(), 32);
+  auto kv1 = ContiguousKvStorage::Create(model.config(), 32);
+  auto kv2 = ContiguousKvStorage::Create(model.config(), 32);
   ASSERT_TRUE(kv1.ok() && kv2.ok());
   std::vector<float> all = RunBatch(model, kv1->get(), Batch::ForPrompt(ids, 0, 0, true));
   ASSERT_EQ(all.size(), ids.size() * V);
@@ -277,7 +277,7 @@ TEST(ForwardTest, RepackX8MatchesRowMajor) {
     std::vector<float> logits[2];
     for (int i = 0; i < 2; ++i) {
       const Model& model = *(i == 0 ? x8 : rm)->model;
-      auto kv = ContiguousKvCache::Create(model.config(), 16);
+      auto kv = ContiguousKvStorage::Create(model.config(), 16);
       ASSERT_TRUE(kv.ok());
       logits[i] = RunBatch(model, kv->get(), Batch::ForPrompt(ids, 0, 0, true));
       ASSERT_EQ(logits[i].size(), ids.size() * V);
@@ -303,7 +303,7 @@ TEST(ForwardTest, SlidingWindowLimitsReach) {
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   const int64_t V = m->model->config().n_vocab;
   auto logits_for = [&](int32_t first) {
-    auto kv = ContiguousKvCache::Create(m->model->config(), 16);
+    auto kv = ContiguousKvStorage::Create(m->model->config(), 16);
     std::vector<int32_t> ids = {first, 5, 9, 2, 33, 7, 60, 11};
     return RunBatch(*m->model, kv->get(), Batch::ForPrompt(ids, 0, 0, true));
   };
@@ -315,7 +315,7 @@ TEST(ForwardTest, SlidingWindowLimitsReach) {
 TEST(ForwardTest, RejectsBadBatches) {
   auto m = LoadSynthetic({});
   ASSERT_TRUE(m.ok());
-  auto kv = ContiguousKvCache::Create(m->model->config(), 8);
+  auto kv = ContiguousKvStorage::Create(m->model->config(), 8);
   std::vector<float> logits;
   const Model& model = *m->model;
   EXPECT_FALSE(model.Forward(Batch(), kv->get(), &logits).ok());

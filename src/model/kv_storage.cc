@@ -1,4 +1,4 @@
-#include "model/kv_cache.h"
+#include "model/kv_storage.h"
 
 #include <algorithm>
 #include <cctype>
@@ -124,28 +124,28 @@ void LoadKvRow(KvType type, const uint8_t* row, int64_t first, int64_t n,
   }
 }
 
-float* KvCache::KeyRow(int32_t layer, int32_t seq, int32_t pos) {
+float* KvStorage::KeyRow(int32_t layer, int32_t seq, int32_t pos) {
   CHECK(kv_type() == KvType::kF32) << "float rows of a " << KvTypeName(kv_type())
                                    << " KV cache";
   return reinterpret_cast<float*>(KeyData(layer, seq, pos));
 }
-float* KvCache::ValueRow(int32_t layer, int32_t seq, int32_t pos) {
+float* KvStorage::ValueRow(int32_t layer, int32_t seq, int32_t pos) {
   CHECK(kv_type() == KvType::kF32) << "float rows of a " << KvTypeName(kv_type())
                                    << " KV cache";
   return reinterpret_cast<float*>(ValueData(layer, seq, pos));
 }
-const float* KvCache::KeyRow(int32_t layer, int32_t seq, int32_t pos) const {
+const float* KvStorage::KeyRow(int32_t layer, int32_t seq, int32_t pos) const {
   CHECK(kv_type() == KvType::kF32) << "float rows of a " << KvTypeName(kv_type())
                                    << " KV cache";
   return reinterpret_cast<const float*>(KeyData(layer, seq, pos));
 }
-const float* KvCache::ValueRow(int32_t layer, int32_t seq, int32_t pos) const {
+const float* KvStorage::ValueRow(int32_t layer, int32_t seq, int32_t pos) const {
   CHECK(kv_type() == KvType::kF32) << "float rows of a " << KvTypeName(kv_type())
                                    << " KV cache";
   return reinterpret_cast<const float*>(ValueData(layer, seq, pos));
 }
 
-StatusOr<std::unique_ptr<ContiguousKvCache>> ContiguousKvCache::Create(
+StatusOr<std::unique_ptr<ContiguousKvStorage>> ContiguousKvStorage::Create(
     const ModelConfig& config, int32_t capacity, int32_t max_seqs,
     KvType type) {
   if (capacity <= 0 || max_seqs <= 0) {
@@ -163,7 +163,7 @@ StatusOr<std::unique_ptr<ContiguousKvCache>> ContiguousKvCache::Create(
         "KV cache of %d positions x %d sequences needs %s; too large",
         capacity, max_seqs, HumanBytes(bytes).c_str()));
   }
-  std::unique_ptr<ContiguousKvCache> c(new ContiguousKvCache());
+  std::unique_ptr<ContiguousKvStorage> c(new ContiguousKvStorage());
   c->type_ = type;
   c->n_layer_ = static_cast<int32_t>(config.n_layer);
   c->capacity_ = capacity;
@@ -186,14 +186,14 @@ StatusOr<std::unique_ptr<ContiguousKvCache>> ContiguousKvCache::Create(
   return c;
 }
 
-size_t ContiguousKvCache::Index(int32_t layer, int32_t seq, int32_t pos) const {
+size_t ContiguousKvStorage::Index(int32_t layer, int32_t seq, int32_t pos) const {
   DCHECK(layer >= 0 && layer < n_layer_);
   DCHECK(seq >= 0 && seq < max_seqs_);
   DCHECK(pos >= 0 && pos < capacity_);
   return (static_cast<size_t>(layer) * max_seqs_ + seq) * capacity_ + pos;
 }
 
-Status ContiguousKvCache::Reserve(int32_t seq, int32_t end_pos) {
+Status ContiguousKvStorage::Reserve(int32_t seq, int32_t end_pos) {
   if (seq < 0 || seq >= max_seqs_) {
     return InvalidArgumentError(StrFormat(
         "sequence id %d out of range [0, %d)", seq, max_seqs_));
@@ -206,34 +206,34 @@ Status ContiguousKvCache::Reserve(int32_t seq, int32_t end_pos) {
   return OkStatus();
 }
 
-void ContiguousKvCache::Truncate(int32_t seq, int32_t pos) {
+void ContiguousKvStorage::Truncate(int32_t seq, int32_t pos) {
   CHECK(seq >= 0 && seq < max_seqs_);
   lengths_[seq] = std::clamp(pos, 0, lengths_[seq]);
 }
 
-int32_t ContiguousKvCache::Length(int32_t seq) const {
+int32_t ContiguousKvStorage::Length(int32_t seq) const {
   CHECK(seq >= 0 && seq < max_seqs_);
   return lengths_[seq];
 }
 
-void ContiguousKvCache::Commit(int32_t seq, int32_t end_pos) {
+void ContiguousKvStorage::Commit(int32_t seq, int32_t end_pos) {
   CHECK(seq >= 0 && seq < max_seqs_);
   CHECK(end_pos >= 0 && end_pos <= capacity_);
   lengths_[seq] = std::max(lengths_[seq], end_pos);
 }
 
-uint8_t* ContiguousKvCache::KeyData(int32_t layer, int32_t seq, int32_t pos) {
+uint8_t* ContiguousKvStorage::KeyData(int32_t layer, int32_t seq, int32_t pos) {
   return k_.get() + Index(layer, seq, pos) * static_cast<size_t>(k_row_);
 }
-uint8_t* ContiguousKvCache::ValueData(int32_t layer, int32_t seq, int32_t pos) {
+uint8_t* ContiguousKvStorage::ValueData(int32_t layer, int32_t seq, int32_t pos) {
   return v_.get() + Index(layer, seq, pos) * static_cast<size_t>(v_row_);
 }
-const uint8_t* ContiguousKvCache::KeyData(int32_t layer, int32_t seq,
-                                          int32_t pos) const {
+const uint8_t* ContiguousKvStorage::KeyData(int32_t layer, int32_t seq,
+                                            int32_t pos) const {
   return k_.get() + Index(layer, seq, pos) * static_cast<size_t>(k_row_);
 }
-const uint8_t* ContiguousKvCache::ValueData(int32_t layer, int32_t seq,
-                                            int32_t pos) const {
+const uint8_t* ContiguousKvStorage::ValueData(int32_t layer, int32_t seq,
+                                              int32_t pos) const {
   return v_.get() + Index(layer, seq, pos) * static_cast<size_t>(v_row_);
 }
 

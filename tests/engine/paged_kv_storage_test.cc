@@ -1,6 +1,6 @@
-// PagedKvCache: the forward pass over scattered blocks gives the same logits
-// as over the contiguous cache; copy-on-write copies; null blocks refused.
-#include "model/paged_kv_cache.h"
+// PagedKvStorage: the forward pass over scattered blocks gives the same logits
+// as over the contiguous storage; copy-on-write copies; null blocks refused.
+#include "model/paged_kv_storage.h"
 
 #include <gtest/gtest.h>
 
@@ -27,8 +27,8 @@ ModelConfig SmallConfig() {
   return c;
 }
 
-TEST(PagedKvCacheTest, RowsFollowTheBlockTable) {
-  auto cache = PagedKvCache::Create(SmallConfig(), 8, 4).value();
+TEST(PagedKvStorageTest, RowsFollowTheBlockTable) {
+  auto cache = PagedKvStorage::Create(SmallConfig(), 8, 4).value();
   EXPECT_EQ(cache->MaxSequences(), 0);
   cache->SetBlockTable(1, {5, 2}, 0);
   EXPECT_EQ(cache->MaxSequences(), 2);
@@ -52,45 +52,45 @@ TEST(PagedKvCacheTest, RowsFollowTheBlockTable) {
   // Copy-on-write: block 2 -> 7 copies every layer's K and V.
   cache->CopyBlock(2, 7);
   cache->SetBlockTable(0, {7}, 4);
-  const PagedKvCache& cc = *cache;
+  const PagedKvStorage& cc = *cache;
   for (int i = 0; i < 8; ++i) EXPECT_EQ(cc.KeyRow(1, 0, 1)[i], k[i]);
   for (int i = 0; i < 6; ++i) EXPECT_EQ(cc.ValueRow(0, 0, 1)[i], v[i]);
   EXPECT_NE(cc.KeyRow(1, 0, 1), k);
   // A released (null) block may not be written.
-  cache->SetBlockTable(2, {PagedKvCache::kNullBlock, 3}, 4);
+  cache->SetBlockTable(2, {PagedKvStorage::kNullBlock, 3}, 4);
   EXPECT_TRUE(cache->Reserve(2, 8).ok());
-  cache->SetBlockTable(2, {PagedKvCache::kNullBlock, 3}, 0);
+  cache->SetBlockTable(2, {PagedKvStorage::kNullBlock, 3}, 0);
   EXPECT_EQ(cache->Reserve(2, 8).code(), StatusCode::kResourceExhausted);
 }
 
-TEST(PagedKvCacheTest, BadSizesAreErrors) {
-  EXPECT_FALSE(PagedKvCache::Create(SmallConfig(), 0, 4).ok());
-  EXPECT_FALSE(PagedKvCache::Create(SmallConfig(), 4, 0).ok());
-  EXPECT_FALSE(PagedKvCache::Create(ModelConfig(), 4, 4).ok());
+TEST(PagedKvStorageTest, BadSizesAreErrors) {
+  EXPECT_FALSE(PagedKvStorage::Create(SmallConfig(), 0, 4).ok());
+  EXPECT_FALSE(PagedKvStorage::Create(SmallConfig(), 4, 0).ok());
+  EXPECT_FALSE(PagedKvStorage::Create(ModelConfig(), 4, 4).ok());
   // (2 layers * 4 tokens * (8 + 6) floats * 4 bytes) per block.
-  EXPECT_EQ(PagedKvCache::BytesPerBlock(SmallConfig(), 4), 448u);
+  EXPECT_EQ(PagedKvStorage::BytesPerBlock(SmallConfig(), 4), 448u);
   const kv::KvLayout layout = KvLayoutOf(SmallConfig(), KvType::kF32).value();
   EXPECT_EQ(kv::KvBlocksForBytes(layout, 4, 448 * 10 + 5), 10);
   EXPECT_EQ(kv::KvBlocksForBytes(layout, 0, 1 << 20), 0);
 }
 
-// Prefill then decode on stories260K, once over a contiguous cache, once
+// Prefill then decode on stories260K, once over contiguous storage, once
 // over blocks scattered in the pool: logits must be bitwise equal.
 // The same for every storage type (f16, q8_0 rows convert the same way in
-// both caches).
-TEST(PagedKvCacheTest, ForwardMatchesContiguousCache) {
+// both).
+TEST(PagedKvStorageTest, ForwardMatchesContiguousStorage) {
   if (!engine::testing::FileExists(Stories())) GTEST_SKIP() << "no model";
   auto model = Model::Load(Stories()).value();
   for (KvType type : {KvType::kF32, KvType::kF16, KvType::kQ8_0}) {
   SCOPED_TRACE(KvTypeName(type));
   const std::vector<int32_t> prompt =
       engine::testing::RandomPrompt(1, 21, 3, 500);
-  auto flat = ContiguousKvCache::Create(model->config(), 64, 1, type).value();
+  auto flat = ContiguousKvStorage::Create(model->config(), 64, 1, type).value();
   PagedKvOptions po;
   po.num_blocks = 16;
   po.block_size = 4;
   po.type = type;
-  auto paged = PagedKvCache::Create(model->config(), po).value();
+  auto paged = PagedKvStorage::Create(model->config(), po).value();
   EXPECT_EQ(paged->kv_type(), type);
   const std::vector<int32_t> table = {9, 3, 14, 0, 7, 11, 2, 5};  // 32 slots
   std::vector<float> a, b;
@@ -114,9 +114,9 @@ TEST(PagedKvCacheTest, ForwardMatchesContiguousCache) {
   }
 }
 
-TEST(PagedKvCacheTest, StorageTypes) {
+TEST(PagedKvStorageTest, StorageTypes) {
   // SmallConfig rows: K 8, V 6 elements per layer.
-  EXPECT_EQ(PagedKvCache::LayerBytesPerBlock(SmallConfig(), 4, KvType::kF16),
+  EXPECT_EQ(PagedKvStorage::LayerBytesPerBlock(SmallConfig(), 4, KvType::kF16),
             4u * (8 + 6) * 2);
   // The layout kv sizes from agrees, counts the windowed layers and
   // refuses rows that do not fit the type.
@@ -136,11 +136,11 @@ TEST(PagedKvCacheTest, StorageTypes) {
   po.num_blocks = 4;
   po.block_size = 4;
   po.type = KvType::kQ8_0;  // rows are not multiples of 32
-  EXPECT_EQ(PagedKvCache::Create(SmallConfig(), po).status().code(),
+  EXPECT_EQ(PagedKvStorage::Create(SmallConfig(), po).status().code(),
             StatusCode::kInvalidArgument);
   po.type = KvType::kF32;
   po.local_num_blocks = 4;  // no sliding-window layers
-  EXPECT_EQ(PagedKvCache::Create(SmallConfig(), po).status().code(),
+  EXPECT_EQ(PagedKvStorage::Create(SmallConfig(), po).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseKvType("F16").value(), KvType::kF16);
   EXPECT_EQ(ParseKvType("q8_0").value(), KvType::kQ8_0);

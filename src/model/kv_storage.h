@@ -1,5 +1,6 @@
-// KvCache: where the forward pass keeps the keys and values of past tokens.
-// The forward pass writes K and V of a (sequence, position) per layer, then
+// KvStorage: where the forward pass keeps the keys and values of past tokens
+// (the tensors only; "KV cache" is kv/'s block-table bookkeeping,
+// kv::KvCacheManager). The forward pass writes K and V of a (sequence, position) per layer, then
 // reads rows back for attention; it never assumes how rows are laid out, so
 // a paged implementation (blocks from a pool) can replace the contiguous one.
 //
@@ -7,7 +8,7 @@
 // [n_head_kv * head_dim_v], stored as KvType: float32, float16, or Q8_0
 // (ggml's blocks of 32: an fp16 scale and 32 int8, 34 bytes). Writes convert
 // from float32 (StoreKvRow); attention reads the typed rows (model/
-// attention.cc). The float* accessors exist for F32 caches only.
+// attention.cc). The float* accessors exist for F32 storage only.
 #pragma once
 
 #include <cstdint>
@@ -44,13 +45,13 @@ void StoreKvRow(KvType type, const float* src, int64_t n, uint8_t* dst);
 void LoadKvRow(KvType type, const uint8_t* row, int64_t first, int64_t n,
                float* dst);
 
-// Thread safety: not thread-safe; one forward pass at a time per cache.
-class KvCache {
+// Thread safety: not thread-safe; one forward pass at a time per storage.
+class KvStorage {
  public:
-  virtual ~KvCache() = default;
+  virtual ~KvStorage() = default;
 
   // Makes rows [0, end_pos) of `seq` writable. Error when the sequence id
-  // is unknown or the cache cannot hold that many positions.
+  // is unknown or the storage cannot hold that many positions.
   virtual Status Reserve(int32_t seq, int32_t end_pos) = 0;
   // Forgets positions >= `pos` of `seq` (pos = 0 clears it).
   virtual void Truncate(int32_t seq, int32_t pos) = 0;
@@ -83,12 +84,12 @@ class KvCache {
 
 // One preallocated [layer][seq][pos] slab per K and V.
 // Invariant: lengths_[s] <= capacity_ for every sequence.
-class ContiguousKvCache : public KvCache {
+class ContiguousKvStorage : public KvStorage {
  public:
   // Allocates n_layer * max_seqs * capacity rows of K and of V. Error when
   // the size is not positive or would overflow, or the rows do not fit
   // `type`.
-  static StatusOr<std::unique_ptr<ContiguousKvCache>> Create(
+  static StatusOr<std::unique_ptr<ContiguousKvStorage>> Create(
       const ModelConfig& config, int32_t capacity, int32_t max_seqs = 1,
       KvType type = KvType::kF32);
 
@@ -110,7 +111,7 @@ class ContiguousKvCache : public KvCache {
   uint64_t bytes() const { return k_bytes_ + v_bytes_; }
 
  private:
-  ContiguousKvCache() = default;
+  ContiguousKvStorage() = default;
   size_t Index(int32_t layer, int32_t seq, int32_t pos) const;
 
   KvType type_ = KvType::kF32;

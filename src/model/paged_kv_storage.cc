@@ -1,4 +1,4 @@
-#include "model/paged_kv_cache.h"
+#include "model/paged_kv_storage.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,15 +9,15 @@
 
 namespace weft::model {
 
-uint64_t PagedKvCache::BytesPerBlock(const ModelConfig& config,
-                                     int32_t block_size) {
+uint64_t PagedKvStorage::BytesPerBlock(const ModelConfig& config,
+                                       int32_t block_size) {
   if (config.k_dim() <= 0 || config.v_dim() <= 0) return 0;
   return static_cast<uint64_t>(std::max<int64_t>(config.n_layer, 0)) *
          LayerBytesPerBlock(config, block_size, KvType::kF32);
 }
 
-uint64_t PagedKvCache::LayerBytesPerBlock(const ModelConfig& config,
-                                          int32_t block_size, KvType type) {
+uint64_t PagedKvStorage::LayerBytesPerBlock(const ModelConfig& config,
+                                            int32_t block_size, KvType type) {
   if (!KvRowFits(type, config.k_dim()) || !KvRowFits(type, config.v_dim())) {
     return 0;
   }
@@ -26,13 +26,13 @@ uint64_t PagedKvCache::LayerBytesPerBlock(const ModelConfig& config,
                                KvRowBytes(type, config.v_dim()));
 }
 
-int64_t PagedKvCache::NumLocalLayers(const ModelConfig& config) {
+int64_t PagedKvStorage::NumLocalLayers(const ModelConfig& config) {
   int64_t n = 0;
   for (int64_t il = 0; il < config.n_layer; ++il) n += config.IsLocalLayer(il);
   return n;
 }
 
-StatusOr<std::unique_ptr<PagedKvCache>> PagedKvCache::Create(
+StatusOr<std::unique_ptr<PagedKvStorage>> PagedKvStorage::Create(
     const ModelConfig& config, int32_t num_blocks, int32_t block_size,
     int32_t capacity) {
   PagedKvOptions o;
@@ -42,7 +42,7 @@ StatusOr<std::unique_ptr<PagedKvCache>> PagedKvCache::Create(
   return Create(config, o);
 }
 
-StatusOr<std::unique_ptr<PagedKvCache>> PagedKvCache::Create(
+StatusOr<std::unique_ptr<PagedKvStorage>> PagedKvStorage::Create(
     const ModelConfig& config, const PagedKvOptions& o) {
   if (o.num_blocks <= 0 || o.block_size <= 0 || o.capacity <= 0 ||
       o.local_num_blocks < 0) {
@@ -64,7 +64,7 @@ StatusOr<std::unique_ptr<PagedKvCache>> PagedKvCache::Create(
         config.arch_name.c_str(), static_cast<long long>(n_local),
         static_cast<long long>(config.n_layer)));
   }
-  std::unique_ptr<PagedKvCache> c(new PagedKvCache());
+  std::unique_ptr<PagedKvStorage> c(new PagedKvStorage());
   c->type_ = o.type;
   c->n_layer_ = static_cast<int32_t>(config.n_layer);
   c->num_blocks_ = o.num_blocks;
@@ -119,8 +119,8 @@ StatusOr<std::unique_ptr<PagedKvCache>> PagedKvCache::Create(
   return c;
 }
 
-void PagedKvCache::SetBlockTable(int32_t seq, const std::vector<int32_t>& blocks,
-                                 int32_t length) {
+void PagedKvStorage::SetBlockTable(int32_t seq, const std::vector<int32_t>& blocks,
+                                   int32_t length) {
   CHECK_GE(seq, 0);
   CHECK(length >= 0 &&
         static_cast<int64_t>(length) <=
@@ -136,8 +136,8 @@ void PagedKvCache::SetBlockTable(int32_t seq, const std::vector<int32_t>& blocks
   lengths_[seq] = length;
 }
 
-void PagedKvCache::SetLocalBlockTable(int32_t seq,
-                                      const std::vector<int32_t>& blocks) {
+void PagedKvStorage::SetLocalBlockTable(int32_t seq,
+                                        const std::vector<int32_t>& blocks) {
   CHECK_GT(local_num_blocks_, 0);
   CHECK(seq >= 0 && static_cast<size_t>(seq) < lengths_.size());
   for (int32_t b : blocks) {
@@ -148,14 +148,14 @@ void PagedKvCache::SetLocalBlockTable(int32_t seq,
   tables_[1][seq] = blocks;
 }
 
-void PagedKvCache::ClearSequence(int32_t seq) {
+void PagedKvStorage::ClearSequence(int32_t seq) {
   if (seq < 0 || static_cast<size_t>(seq) >= lengths_.size()) return;
   tables_[0][seq].clear();
   tables_[1][seq].clear();
   lengths_[seq] = 0;
 }
 
-void PagedKvCache::CopyBlock(int32_t src, int32_t dst, int group) {
+void PagedKvStorage::CopyBlock(int32_t src, int32_t dst, int group) {
   CHECK(group == 0 || (group == 1 && local_num_blocks_ > 0));
   const int32_t n = group_num_blocks(group);
   CHECK(src >= 0 && src < n);
@@ -171,7 +171,7 @@ void PagedKvCache::CopyBlock(int32_t src, int32_t dst, int group) {
   }
 }
 
-Status PagedKvCache::Reserve(int32_t seq, int32_t end_pos) {
+Status PagedKvStorage::Reserve(int32_t seq, int32_t end_pos) {
   if (seq < 0 || static_cast<size_t>(seq) >= lengths_.size()) {
     return InvalidArgumentError(StrFormat(
         "sequence id %d has no block table (%zu sequences)", seq,
@@ -201,17 +201,17 @@ Status PagedKvCache::Reserve(int32_t seq, int32_t end_pos) {
   return OkStatus();
 }
 
-void PagedKvCache::Truncate(int32_t seq, int32_t pos) {
+void PagedKvStorage::Truncate(int32_t seq, int32_t pos) {
   CHECK(seq >= 0 && static_cast<size_t>(seq) < lengths_.size());
   lengths_[seq] = std::clamp(pos, 0, lengths_[seq]);
 }
 
-int32_t PagedKvCache::Length(int32_t seq) const {
+int32_t PagedKvStorage::Length(int32_t seq) const {
   CHECK(seq >= 0 && static_cast<size_t>(seq) < lengths_.size());
   return lengths_[seq];
 }
 
-void PagedKvCache::Commit(int32_t seq, int32_t end_pos) {
+void PagedKvStorage::Commit(int32_t seq, int32_t end_pos) {
   CHECK(seq >= 0 && static_cast<size_t>(seq) < lengths_.size());
   for (int g = 0; g < num_groups(); ++g) {
     CHECK(end_pos >= 0 &&
@@ -221,7 +221,7 @@ void PagedKvCache::Commit(int32_t seq, int32_t end_pos) {
   lengths_[seq] = std::max(lengths_[seq], end_pos);
 }
 
-int64_t PagedKvCache::Slot(int32_t layer, int32_t seq, int32_t pos) const {
+int64_t PagedKvStorage::Slot(int32_t layer, int32_t seq, int32_t pos) const {
   DCHECK(layer >= 0 && layer < n_layer_);
   DCHECK(seq >= 0 && static_cast<size_t>(seq) < lengths_.size());
   const std::vector<int32_t>& table =
@@ -233,18 +233,18 @@ int64_t PagedKvCache::Slot(int32_t layer, int32_t seq, int32_t pos) const {
   return int64_t{block} * block_size_ + pos % block_size_;
 }
 
-uint8_t* PagedKvCache::KeyData(int32_t layer, int32_t seq, int32_t pos) {
+uint8_t* PagedKvStorage::KeyData(int32_t layer, int32_t seq, int32_t pos) {
   return k_[static_cast<size_t>(layer)] + Slot(layer, seq, pos) * k_row_;
 }
-uint8_t* PagedKvCache::ValueData(int32_t layer, int32_t seq, int32_t pos) {
+uint8_t* PagedKvStorage::ValueData(int32_t layer, int32_t seq, int32_t pos) {
   return v_[static_cast<size_t>(layer)] + Slot(layer, seq, pos) * v_row_;
 }
-const uint8_t* PagedKvCache::KeyData(int32_t layer, int32_t seq,
-                                     int32_t pos) const {
+const uint8_t* PagedKvStorage::KeyData(int32_t layer, int32_t seq,
+                                       int32_t pos) const {
   return k_[static_cast<size_t>(layer)] + Slot(layer, seq, pos) * k_row_;
 }
-const uint8_t* PagedKvCache::ValueData(int32_t layer, int32_t seq,
-                                       int32_t pos) const {
+const uint8_t* PagedKvStorage::ValueData(int32_t layer, int32_t seq,
+                                         int32_t pos) const {
   return v_[static_cast<size_t>(layer)] + Slot(layer, seq, pos) * v_row_;
 }
 

@@ -1,4 +1,4 @@
-// PagedKvCache: a KvCache whose rows live in fixed-size blocks of shared
+// PagedKvStorage: a KvStorage whose rows live in fixed-size blocks of shared
 // pools, addressed per sequence through block tables that the caller (the
 // engine's executor) sets before each forward pass. Block ids are the KV
 // block pools' (kv::BlockPool); this class only holds the tensors.
@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "model/config.h"
-#include "model/kv_cache.h"
+#include "model/kv_storage.h"
 #include "util/large_alloc.h"
 #include "util/status.h"
 
@@ -45,7 +45,7 @@ struct PagedKvOptions {
   int32_t capacity = 1 << 30;    // positions one sequence may address
 };
 
-class PagedKvCache : public KvCache {
+class PagedKvStorage : public KvStorage {
  public:
   // A block id that holds nothing (released or never allocated).
   static constexpr int32_t kNullBlock = -1;
@@ -53,10 +53,10 @@ class PagedKvCache : public KvCache {
   // Allocates the storage of every layer. Errors: non-positive sizes, a
   // local group for a model without both windowed and full layers, rows
   // that do not fit the type, or the storage cannot be allocated.
-  static StatusOr<std::unique_ptr<PagedKvCache>> Create(
+  static StatusOr<std::unique_ptr<PagedKvStorage>> Create(
       const ModelConfig& config, const PagedKvOptions& options);
   // One group of float32 rows.
-  static StatusOr<std::unique_ptr<PagedKvCache>> Create(
+  static StatusOr<std::unique_ptr<PagedKvStorage>> Create(
       const ModelConfig& config, int32_t num_blocks, int32_t block_size,
       int32_t capacity = 1 << 30);
 
@@ -95,7 +95,7 @@ class PagedKvCache : public KvCache {
   int32_t block_size() const { return block_size_; }
   uint64_t bytes() const { return bytes_; }
 
-  // KvCache. Reserve fails (RESOURCE_EXHAUSTED) when a table does not
+  // KvStorage. Reserve fails (RESOURCE_EXHAUSTED) when a table does not
   // cover end_pos or a block to be written is null.
   Status Reserve(int32_t seq, int32_t end_pos) override;
   void Truncate(int32_t seq, int32_t pos) override;
@@ -114,7 +114,7 @@ class PagedKvCache : public KvCache {
   void Commit(int32_t seq, int32_t end_pos) override;
 
  private:
-  PagedKvCache() = default;
+  PagedKvStorage() = default;
   // The physical slot of (seq, pos) in `layer`'s group. CHECKs that the
   // block is not null.
   int64_t Slot(int32_t layer, int32_t seq, int32_t pos) const;
