@@ -144,13 +144,13 @@ def test_known_values():
     assert g["vocab_size"] == 262144
     assert {q["type"] for q in g["quantization"]} == {
         "f32", "q5_0", "q4_K", "q8_0", "q6_K"}
-    # Which kernels multiply by each type: every format Weft serves has
-    # SIMD kernels (x8 for the repacked ones); the default model's Q4_1 too.
+    # Which kernels multiply by each type: every quantized format Weft serves
+    # is repacked for the x8 tiles, the default model's Q4_1 too.
     assert {q["type"]: q["matmul"] for q in g["quantization"]} == {
         "f32": "simd", "q5_0": "x8", "q4_K": "x8", "q8_0": "x8", "q6_K": "x8"}
     smol = {q["type"]: q["matmul"]
             for q in inspect_json(CHAT_MODEL)["quantization"]}
-    assert smol == {"q4_1": "simd", "q8_0": "x8", "f32": "simd"}
+    assert smol == {"q4_1": "x8", "q8_0": "x8", "f32": "simd"}
 
 
 def test_text_output_and_system():
