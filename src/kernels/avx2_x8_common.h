@@ -94,6 +94,26 @@ static inline __m256i Bit5(__m256i h, int j) {
                 : _mm256_and_si256(_mm256_srli_epi16(h, j - 4), bit4);
 }
 
+// Q2_K group super-block (packed_x8.h): pair p's scale bytes (sc | m << 4
+// of groups 2p, 2p + 1), row i's as two int16 in lane i.
+static inline __m256i Q2KPair(const uint8_t* gb, int p) {
+  return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 32 + 16 * p)));
+}
+
+// Q2_K: sum_s m_s * asum_s per row in int32 (bs: the column's 16 group
+// sums), the mins' integer part.
+static inline __m256i Q2KScaledMins(const uint8_t* gb, const int16_t* bs) {
+  __m256i msum = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int p = 0; p < 8; ++p) {
+    int32_t pair;  // (asum of group 2p, of 2p + 1) as one int16 pair
+    std::memcpy(&pair, bs + 2 * p, 4);
+    msum = _mm256_add_epi32(msum, _mm256_madd_epi16(_mm256_srli_epi16(Q2KPair(gb, p), 4),
+                                                     _mm256_set1_epi32(pair)));
+  }
+  return msum;
+}
+
 // Q4_K group super-block (packed_x8.h): the 6-bit scales of sub-blocks
 // 2c (*even) and 2c + 1 (*odd) of chunk c, each row's in its int32 lane.
 static inline void Q4KChunkScales(const uint8_t* gb, int c, __m256i* even,

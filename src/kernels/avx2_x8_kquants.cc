@@ -123,12 +123,6 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
   }
 }
 
-// Q2_K: the pair p's scale bytes (sc | m << 4 of groups 2p, 2p + 1), row
-// i's as two int16 in lane i.
-static inline __m256i Q2KPair(const uint8_t* gb, int p) {
-  return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 32 + 16 * p)));
-}
-
 // Q2_K against Q8_K activations (packed_x8.h's Q2_K layout). Per group s
 // and column, the 4 maddubs of its 2-bit codes add in int16 (|sum| <= 4 * 2
 // * 3 * 128), and madd with the row's 4-bit scale in both halves of its
@@ -189,16 +183,7 @@ void TileX8Q2K(int64_t k, const void* w, int nr, const void* xq, size_t xq_strid
         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
 #pragma GCC unroll 4
     for (int c = 0; c < RC; ++c) {
-      const int16_t* bs = xb[c][b].bsums;
-      __m256i msum = _mm256_setzero_si256();
-#pragma GCC unroll 8
-      for (int p = 0; p < 8; ++p) {
-        const uint32_t pair = static_cast<uint16_t>(bs[2 * p]) |
-                              static_cast<uint32_t>(static_cast<uint16_t>(bs[2 * p + 1])) << 16;
-        msum = _mm256_add_epi32(
-            msum, _mm256_madd_epi16(_mm256_srli_epi16(Q2KPair(gb, p), 4),
-                                    _mm256_set1_epi32(static_cast<int32_t>(pair))));
-      }
+      const __m256i msum = Q2KScaledMins(gb, xb[c][b].bsums);
       const __m256 vda = _mm256_set1_ps(xb[c][b].d);
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(dw, vda), acc[c]);
       accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dm, vda), accm[c]);

@@ -247,10 +247,14 @@ static void TileQ4K(int64_t k, const void* w, int nr, const void* xq,
 // with the scale: the same exact isum (|dot| <= 16 * 63 * 128), the same
 // -32 offset through the bsums and the same float step (Q6KAccumulate), so
 // the outputs are bitwise the AVX2 tiles'.
-template <int RC>
+//
+// kQ3: Q3_K, laid out as Q6_K where it can be (avx2::Q3KDecode gives its
+// 3-bit codes; offset 4 instead of 32), as the AVX2 tile does.
+template <int RC, bool kQ3 = false>
 static void TileQ6K(int64_t k, const void* w, int nr, const void* xq,
                     size_t xq_stride, float* y, size_t y_stride) {
-  constexpr int kGB = kX8Rows * static_cast<int>(sizeof(BlockQ6_K));
+  constexpr int kGB =
+      kX8Rows * static_cast<int>(kQ3 ? kX8Q3KBlockBytes : sizeof(BlockQ6_K));
   const int64_t nb = k / kQK_K;
   const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
@@ -272,7 +276,7 @@ static void TileQ6K(int64_t k, const void* w, int nr, const void* xq,
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const int s = 2 * p + h;
-        const avx2::Q6KCodes q = avx2::Q6KDecode(gb, s);
+        const avx2::Q6KCodes q = kQ3 ? avx2::Q3KDecode(gb, s) : avx2::Q6KDecode(gb, s);
         for (int c = 0; c < RC; ++c) {
           const int8_t* a = xb[c][b].qs + 16 * s;
           __m256i d =
@@ -287,10 +291,143 @@ static void TileQ6K(int64_t k, const void* w, int nr, const void* xq,
     const __m256 dw =
         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
     for (int c = 0; c < RC; ++c) {
-      acc[c] = avx2::Q6KAccumulate(gb, dw, isum[c], xb[c][b], acc[c]);
+      acc[c] = avx2::Q6KAccumulate<kQ3 ? 2 : 5>(gb, dw, isum[c], xb[c][b], acc[c]);
     }
   }
   for (int c = 0; c < RC; ++c) avx2::StoreRows(acc[c], nr, y + c * y_stride);
+}
+
+// IQ4_XS against Q8_K activations (packed_x8.h's IQ4_XS layout): the AVX2
+// tile's integers (avx2_x8_kquants.cc, TileX8IQ4XS) by vpdpbusd. The table
+// gives each value + 128 (its sign bit flipped); per sub-block and column 8
+// vpdpbusd give sum u * a in int32, times the row's scale (vpmulld), and the
+// +128 comes off per super-block as 128 * sum_s sc_s * asum_s (the
+// activation's 32-sums against the scale pairs): the same exact isum
+// (|sum u * a| <= 32 * 255 * 128) and float step, so the AVX2 tile's bits.
+template <int RC>
+static void TileIQ4XS(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
+                      float* y, size_t y_stride) {
+  constexpr int kGB = kX8Rows * static_cast<int>(kX8IQ4XSBlockBytes);
+  const int64_t nb = k / kQK_K;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  const BlockQ8_K* xb[RC];
+  avx2::Q8KColumns<RC>(xq, xq_stride, xb);
+  const __m256i table = _mm256_xor_si256(x86::ByteTable16(kIQ4NLValues),
+                                         _mm256_set1_epi8(static_cast<char>(0x80)));
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  __m256 acc[RC];
+  for (int c = 0; c < RC; ++c) acc[c] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* gb = g + b * kGB;
+    avx2::PrefetchAhead<kGB>(gb);
+    __m256i isum[RC], off[RC];
+    for (int c = 0; c < RC; ++c) isum[c] = off[c] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int p = 0; p < 4; ++p) {
+      // Row r's int8 scales of sub-blocks 2p, 2p + 1 as int16 in lane r.
+      const __m256i pair = _mm256_cvtepi8_epi16(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * p)));
+      const __m256i sc[2] = {_mm256_srai_epi32(_mm256_slli_epi32(pair, 16), 16),
+                             _mm256_srai_epi32(pair, 16)};
+      for (int c = 0; c < RC; ++c) {
+        const int16_t* bs = xb[c][b].bsums + 4 * p;
+        const uint32_t apair = static_cast<uint16_t>(bs[0] + bs[1]) |
+                               static_cast<uint32_t>(static_cast<uint16_t>(bs[2] + bs[3])) << 16;
+        off[c] = _mm256_add_epi32(
+            off[c], _mm256_madd_epi16(pair, _mm256_set1_epi32(static_cast<int32_t>(apair))));
+      }
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const int s = 2 * p + h;
+        __m256i d[RC];
+        for (int c = 0; c < RC; ++c) d[c] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+          const __m256i v = _mm256_loadu_si256(
+              reinterpret_cast<const __m256i*>(gb + kX8IQ4XSCodes + 128 * s + 32 * j));
+          const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, m4));
+          const __m256i hi =
+              _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+          for (int c = 0; c < RC; ++c) {
+            const int8_t* a = xb[c][b].qs + 32 * s + 4 * j;
+            d[c] = _mm256_dpbusd_epi32(d[c], lo, Bcast4(a));
+            d[c] = _mm256_dpbusd_epi32(d[c], hi, Bcast4(a + 16));
+          }
+        }
+        for (int c = 0; c < RC; ++c) {
+          isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(d[c], sc[h]));
+        }
+      }
+    }
+    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+    for (int c = 0; c < RC; ++c) {
+      const __m256i total = _mm256_sub_epi32(isum[c], _mm256_slli_epi32(off[c], 7));
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),
+                               _mm256_mul_ps(dw, _mm256_set1_ps(xb[c][b].d)), acc[c]);
+    }
+  }
+  for (int c = 0; c < RC; ++c) avx2::StoreRows(acc[c], nr, y + c * y_stride);
+}
+
+// Q2_K against Q8_K activations (packed_x8.h's Q2_K layout): the AVX2
+// tile's integers (avx2_x8_kquants.cc, TileX8Q2K) by vpdpbusd. Per group
+// and column, 4 vpdpbusd give each row's dot of its 16 2-bit codes in int32,
+// times the row's 4-bit scale (vpmulld); the mins and the float step are
+// the AVX2 tile's, so its bits.
+template <int RC>
+static void TileQ2K(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
+                    float* y, size_t y_stride) {
+  constexpr int kGB = kX8Rows * static_cast<int>(sizeof(BlockQ2_K));
+  const int64_t nb = k / kQK_K;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  const BlockQ8_K* xb[RC];
+  avx2::Q8KColumns<RC>(xq, xq_stride, xb);
+  const __m256i m3 = _mm256_set1_epi8(3);
+  const __m256i m15 = _mm256_set1_epi32(15);
+  __m256 acc[RC], accm[RC];
+  for (int c = 0; c < RC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* gb = g + b * kGB;
+    avx2::PrefetchAhead<kGB>(gb);
+    __m256i isum[RC];
+    for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int p = 0; p < 8; ++p) {
+      const __m256i pair = avx2::Q2KPair(gb, p);
+      const __m256i sc[2] = {_mm256_and_si256(pair, m15),
+                             _mm256_and_si256(_mm256_srli_epi32(pair, 16), m15)};
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const int s = 2 * p + h;
+        const __m256i v =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + kX8Q2KCodes + 32 * s));
+        __m256i d[RC];
+        for (int c = 0; c < RC; ++c) d[c] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+        for (int u = 0; u < 4; ++u) {
+          const __m256i q = _mm256_and_si256(_mm256_srli_epi16(v, 2 * u), m3);
+          for (int c = 0; c < RC; ++c) {
+            d[c] = _mm256_dpbusd_epi32(d[c], q, Bcast4(xb[c][b].qs + 16 * s + 4 * u));
+          }
+        }
+        for (int c = 0; c < RC; ++c) {
+          isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(d[c], sc[h]));
+        }
+      }
+    }
+    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+    const __m256 dm =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
+    for (int c = 0; c < RC; ++c) {
+      const __m256i msum = avx2::Q2KScaledMins(gb, xb[c][b].bsums);
+      const __m256 vda = _mm256_set1_ps(xb[c][b].d);
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(dw, vda), acc[c]);
+      accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dm, vda), accm[c]);
+    }
+  }
+  for (int c = 0; c < RC; ++c) {
+    avx2::StoreRows(_mm256_sub_ps(acc[c], accm[c]), nr, y + c * y_stride);
+  }
 }
 
 // Activation rows per call.
@@ -313,6 +450,29 @@ template <bool kQ5>
                                        size_t y_stride) {
   WithCols<kCols>(nc, [&](auto rc) {
     TileQ4K<decltype(rc)::value, kQ5>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
+}
+
+// The TileFn entries for Q2_K, Q3_K and IQ4_XS (nc <= kCols activation rows).
+[[maybe_unused]] static void TileNQ2K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
+                                      const void* xq, size_t xq_stride, int nc, float* y,
+                                      size_t y_stride) {
+  WithCols<kCols>(nc, [&](auto rc) {
+    TileQ2K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
+}
+[[maybe_unused]] static void TileNQ3K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
+                                      const void* xq, size_t xq_stride, int nc, float* y,
+                                      size_t y_stride) {
+  WithCols<kCols>(nc, [&](auto rc) {
+    TileQ6K<decltype(rc)::value, true>(k, w, nr, xq, xq_stride, y, y_stride);
+  });
+}
+[[maybe_unused]] static void TileNIQ4XS(int64_t k, const void* w, size_t /*w_stride*/, int nr,
+                                        const void* xq, size_t xq_stride, int nc, float* y,
+                                        size_t y_stride) {
+  WithCols<kCols>(nc, [&](auto rc) {
+    TileIQ4XS<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
   });
 }
 

@@ -102,7 +102,7 @@ std::string Name(GgmlType t, int64_t m, int64_t k, bool x8) {
                    static_cast<long long>(k));
 }
 
-// The VNNI Q4_0 / Q5_0 / Q4_K / Q5_K / Q6_K x8 tiles compute the AVX2 tiles'
+// The VNNI Q4_0 / Q5_0 / Q2_K .. Q6_K / IQ4_XS x8 tiles compute the AVX2 tiles'
 // exact integer block sums and then the same float operations
 // (x8_vnni_impl.h): the AVX2 table's bits, for every M (the AVX2 Q5_0 and
 // Q6_K tiles switch to their wide forms above 4 and 3 rows; the AVX2 Q4_K
@@ -113,7 +113,8 @@ TEST(Avx512EmulatedTest, VnniTilesGiveTheAvx2Bits) {
   const KernelTable& emu = EmulatedAvx512Table();
   uint32_t seed = 7300;
   for (GgmlType type :
-       {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+       {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+        GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kIQ4_XS}) {
     const std::vector<int64_t> ks = TypeTraits(type).block_size == 256
                                         ? std::vector<int64_t>{256, 768, 2304}
                                         : std::vector<int64_t>{32, 608, 2144};
