@@ -25,6 +25,13 @@ import yaml  # PyYAML: installed with gguf (a dependency of it)
 SRC = Path(os.environ.get("WEFT_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 SERVER = SRC / "src" / "server"
 INT32_MAX = 2147483647
+# The request-body parser: openai_request.cc, and the chat `messages` list
+# in openai_messages.cc.
+PARSER_SOURCES = ("openai_request.cc", "openai_messages.cc")
+
+
+def parser_text():
+    return "\n".join((SERVER / name).read_text() for name in PARSER_SOURCES)
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +108,7 @@ def parser_info():
     global PARSER
     if PARSER is not None:
         return PARSER
-    text = (SERVER / "openai_request.cc").read_text()
+    text = parser_text()
     funcs = functions(text)
     direct = {}
     for name, body in funcs.items():
@@ -251,7 +258,7 @@ def test_nested_schemas_match_parser(doc):
     so_keys = keys.get("so", set())
     so_props = schemas["SamplingParams"]["properties"]["stream_options"]["properties"]
     assert set(so_props) == so_keys
-    roles = re.search(r"kRoles\[\] = \{([^}]*)\}", (SERVER / "openai_request.cc").read_text())
+    roles = re.search(r"kRoles\[\] = \{([^}]*)\}", parser_text())
     source_roles = set(re.findall(r'"(\w+)"', roles.group(1)))
     assert set(schemas["ChatMessage"]["properties"]["role"]["enum"]) == source_roles
 
@@ -277,13 +284,13 @@ def test_ranges_match_parser(doc, path):
             lo_open = rest.split(",")[1].strip() == "true"
             assert bool(p.get("exclusiveMinimum", False)) == lo_open, key
     # Limits that are not literal arguments: named constants in the header.
-    text = (SERVER / "openai_request.cc").read_text()
+    text = parser_text()
     header = (SERVER / "openai_request.h").read_text()
 
     def const(name):
         m = re.search(rf"constexpr int {name} = (\d+);", header)
         assert m, f"{name} not found in openai_request.h"
-        assert name in text, f"{name} not used by openai_request.cc"
+        assert name in text, f"{name} not used by the parser"
         return int(m.group(1))
 
     stop = props["stop"]["oneOf"]
