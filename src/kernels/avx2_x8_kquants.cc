@@ -364,35 +364,6 @@ void TileX8Q6KWide(int64_t k, const void* w, int nr, const void* xq,
     StoreRows(_mm256_load_ps(acc[c]), nr, y + c * y_stride);
 }
 
-template <bool kQ5>
-void TileNX8Q45K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
-                 size_t xq_stride, int nc, float* y, size_t y_stride) {
-  WithCols<kX8ColsQ4K>(nc, [&](auto rc) {
-    TileX8Q4K<decltype(rc)::value, kQ5>(k, w, nr, xq, xq_stride, y, y_stride);
-  });
-}
-
-void TileNX8Q2K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
-                size_t xq_stride, int nc, float* y, size_t y_stride) {
-  WithCols<kX8ColsQ4K>(nc, [&](auto rc) {
-    TileX8Q2K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
-  });
-}
-
-void TileNX8Q3K(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
-                size_t xq_stride, int nc, float* y, size_t y_stride) {
-  WithCols<kX8ColsQ4K>(nc, [&](auto rc) {
-    TileX8Q6K<decltype(rc)::value, true>(k, w, nr, xq, xq_stride, y, y_stride);
-  });
-}
-
-void TileNX8IQ4XS(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
-                  size_t xq_stride, int nc, float* y, size_t y_stride) {
-  WithCols<kX8ColsQ4K>(nc, [&](auto rc) {
-    TileX8IQ4XS<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
-  });
-}
-
 void TileNX8Q6K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
                 const void* xq, size_t xq_stride, int nc, float* y,
                 size_t y_stride) {
@@ -409,18 +380,27 @@ void FillX8KQuants(KernelTable* t) {
   static_assert(kX8WideCols <= kMaxTileCols && kX8ColsQ4K <= kMaxTileCols);
   const QuantizeActFn q8k =
       t->matmul[static_cast<int>(WeightFormat::kQ4_K)].quantize;
+  static_assert(kX8ColsQ4K == 3, "the TileByCols lists below");
   t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] = MatMulKernel{
-      ActFormat::kQ8K, q8k, nullptr, TileNX8Q45K<false>, kX8Rows, kX8ColsQ4K};
+      ActFormat::kQ8K, q8k, nullptr,
+      TileByCols<TileX8Q4K<1, false>, TileX8Q4K<2, false>, TileX8Q4K<3, false>>, kX8Rows,
+      kX8ColsQ4K};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ5_K)] = MatMulKernel{
-      ActFormat::kQ8K, q8k, nullptr, TileNX8Q45K<true>, kX8Rows, kX8ColsQ4K};
+      ActFormat::kQ8K, q8k, nullptr,
+      TileByCols<TileX8Q4K<1, true>, TileX8Q4K<2, true>, TileX8Q4K<3, true>>, kX8Rows,
+      kX8ColsQ4K};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ6_K)] = MatMulKernel{
       ActFormat::kQ8K, q8k, nullptr, TileNX8Q6K, kX8Rows, kX8WideCols};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ2_K)] = MatMulKernel{
-      ActFormat::kQ8K, q8k, nullptr, TileNX8Q2K, kX8Rows, kX8ColsQ4K};
+      ActFormat::kQ8K, q8k, nullptr, TileByCols<TileX8Q2K<1>, TileX8Q2K<2>, TileX8Q2K<3>>,
+      kX8Rows, kX8ColsQ4K};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ3_K)] = MatMulKernel{
-      ActFormat::kQ8K, q8k, nullptr, TileNX8Q3K, kX8Rows, kX8ColsQ4K};
+      ActFormat::kQ8K, q8k, nullptr,
+      TileByCols<TileX8Q6K<1, true>, TileX8Q6K<2, true>, TileX8Q6K<3, true>>, kX8Rows,
+      kX8ColsQ4K};
   t->matmul_x8[static_cast<int>(WeightFormat::kIQ4_XS)] = MatMulKernel{
-      ActFormat::kQ8K, q8k, nullptr, TileNX8IQ4XS, kX8Rows, kX8ColsQ4K};
+      ActFormat::kQ8K, q8k, nullptr,
+      TileByCols<TileX8IQ4XS<1>, TileX8IQ4XS<2>, TileX8IQ4XS<3>>, kX8Rows, kX8ColsQ4K};
 }
 
 }  // namespace weft::kernels::avx2

@@ -280,12 +280,12 @@ void Fill(KernelTable* t, bool bf16) {
   // Q8_K activations as the AVX2 K-quant x8 entries quantize them.
   const MatMulKernel& q4k = t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)];
   CHECK(q4k.act == ActFormat::kQ8K && q4k.quantize != nullptr);
-  set_x8(WeightFormat::kQ4_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::TileNQ45K<false>);
-  set_x8(WeightFormat::kQ5_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::TileNQ45K<true>);
-  set_x8(WeightFormat::kQ6_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::TileNQ6K);
-  set_x8(WeightFormat::kQ2_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::TileNQ2K);
-  set_x8(WeightFormat::kQ3_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::TileNQ3K);
-  set_x8(WeightFormat::kIQ4_XS, ActFormat::kQ8K, q4k.quantize, x8_vnni::TileNIQ4XS);
+  set_x8(WeightFormat::kQ4_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::kTileQ45K<false>);
+  set_x8(WeightFormat::kQ5_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::kTileQ45K<true>);
+  set_x8(WeightFormat::kQ6_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::kTileQ6K);
+  set_x8(WeightFormat::kQ2_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::kTileQ2K);
+  set_x8(WeightFormat::kQ3_K, ActFormat::kQ8K, q4k.quantize, x8_vnni::kTileQ3K);
+  set_x8(WeightFormat::kIQ4_XS, ActFormat::kQ8K, q4k.quantize, x8_vnni::kTileIQ4XS);
   FillPanels(t);  // avx512_panels.cc, over the x8 entries above
   FillPairTiles(t);    // avx512_pair_tiles.cc, likewise
   FillAttention(t);    // avx512_attention.cc

@@ -44,6 +44,22 @@ static_assert(sizeof(BlockIQ4_NL) == sizeof(BlockQ4_0));
 template <X8Fmt F>
 inline constexpr int kX8Offset = F == X8Fmt::kQ4_0 ? 8 : F == X8Fmt::kQ5_0 ? 16 : 0;
 
+// A tile for a fixed count of activation rows: TileFn without w_stride
+// (x8 groups lie back to back) and nc.
+using TileRcFn = void (*)(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
+                          float* y, size_t y_stride);
+
+// The TileFn over tiles for 1 .. sizeof...(kTiles) activation rows (nc
+// above that takes the last): the x8 entries' one dispatch from a run-time
+// row count, as DotByCols (kernel_table.h) is the dot entries'.
+template <TileRcFn... kTiles>
+static void TileByCols(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
+                       size_t xq_stride, int nc, float* y, size_t y_stride) {
+  constexpr TileRcFn kByCols[] = {kTiles...};
+  constexpr int kMax = static_cast<int>(sizeof...(kTiles));
+  kByCols[(nc < kMax ? nc : kMax) - 1](k, w, nr, xq, xq_stride, y, y_stride);
+}
+
 // Calls tile(std::integral_constant<int, RC>{}) with RC = min(nc, kMax):
 // the tile instance for nc activation rows.
 template <int kMax, int RC = 1, typename Tile>

@@ -443,47 +443,16 @@ static void TileN(int64_t k, const void* w, size_t /*w_stride*/, int nr,
   });
 }
 
-// The TileFn entry for Q4_K (kQ5: Q5_K; nc <= kCols activation rows).
+// The TileFn entries of the K-quants and IQ4_XS (nc <= kCols = 4 rows).
+static_assert(kCols == 4, "the TileByCols lists below");
 template <bool kQ5>
-[[maybe_unused]] static void TileNQ45K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
-                                       const void* xq, size_t xq_stride, int nc, float* y,
-                                       size_t y_stride) {
-  WithCols<kCols>(nc, [&](auto rc) {
-    TileQ4K<decltype(rc)::value, kQ5>(k, w, nr, xq, xq_stride, y, y_stride);
-  });
-}
-
-// The TileFn entries for Q2_K, Q3_K and IQ4_XS (nc <= kCols activation rows).
-[[maybe_unused]] static void TileNQ2K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
-                                      const void* xq, size_t xq_stride, int nc, float* y,
-                                      size_t y_stride) {
-  WithCols<kCols>(nc, [&](auto rc) {
-    TileQ2K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
-  });
-}
-[[maybe_unused]] static void TileNQ3K(int64_t k, const void* w, size_t /*w_stride*/, int nr,
-                                      const void* xq, size_t xq_stride, int nc, float* y,
-                                      size_t y_stride) {
-  WithCols<kCols>(nc, [&](auto rc) {
-    TileQ6K<decltype(rc)::value, true>(k, w, nr, xq, xq_stride, y, y_stride);
-  });
-}
-[[maybe_unused]] static void TileNIQ4XS(int64_t k, const void* w, size_t /*w_stride*/, int nr,
-                                        const void* xq, size_t xq_stride, int nc, float* y,
-                                        size_t y_stride) {
-  WithCols<kCols>(nc, [&](auto rc) {
-    TileIQ4XS<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
-  });
-}
-
-// The TileFn entry for Q6_K (nc <= kCols activation rows).
-[[maybe_unused]] static void TileNQ6K(int64_t k, const void* w,
-                                      size_t /*w_stride*/, int nr,
-                                      const void* xq, size_t xq_stride, int nc,
-                                      float* y, size_t y_stride) {
-  WithCols<kCols>(nc, [&](auto rc) {
-    TileQ6K<decltype(rc)::value>(k, w, nr, xq, xq_stride, y, y_stride);
-  });
-}
+constexpr TileFn kTileQ45K =
+    TileByCols<TileQ4K<1, kQ5>, TileQ4K<2, kQ5>, TileQ4K<3, kQ5>, TileQ4K<4, kQ5>>;
+constexpr TileFn kTileQ2K = TileByCols<TileQ2K<1>, TileQ2K<2>, TileQ2K<3>, TileQ2K<4>>;
+constexpr TileFn kTileQ3K =
+    TileByCols<TileQ6K<1, true>, TileQ6K<2, true>, TileQ6K<3, true>, TileQ6K<4, true>>;
+constexpr TileFn kTileQ6K = TileByCols<TileQ6K<1>, TileQ6K<2>, TileQ6K<3>, TileQ6K<4>>;
+constexpr TileFn kTileIQ4XS =
+    TileByCols<TileIQ4XS<1>, TileIQ4XS<2>, TileIQ4XS<3>, TileIQ4XS<4>>;
 
 }  // namespace weft::kernels::x8_vnni
