@@ -74,6 +74,9 @@ struct EngineBenchOptions {
   std::string chunks = std::to_string(engine::SchedulerConfig().prefill_chunk);
   std::string mbts = std::to_string(engine::SchedulerConfig().max_batched_tokens);
   std::string max_seqs = std::to_string(engine::SchedulerConfig().max_seqs);
+  // Inter-token latency targets (ms): each adds the first configuration
+  // with passes sized to that target; empty = none.
+  std::string targets;
   // S1/S2: add a column with chunking disabled.
   bool unchunked = true;
   // S2: decoding streams and the long requests among them.
@@ -114,6 +117,9 @@ void RegisterEngineBenchFlags(EngineBenchOptions* o, FlagSet* flags) {
                 "prompt tokens per sequence per pass; 0 = no chunking");
   flags->String("max-batched-tokens", &o->mbts, "token budget of a pass");
   flags->String("max-seqs", &o->max_seqs, "running sequences at most");
+  flags->String("target-itl-ms", &o->targets,
+                "add the first configuration with passes sized to each of these inter-token "
+                "latency targets (ms), e.g. 60,90");
   flags->Bool("unchunked", &o->unchunked,
               "S1/S2: add a column with chunking disabled (prefill_chunk 0, budget max(2048, "
               "longest prompt + max_seqs))");
@@ -157,6 +163,7 @@ struct EngineBenchSweep {
   bool s2 = false;
   std::vector<int64_t> cs, ks, ms, ss;  // concurrency, chunk, budget, seqs
   std::vector<double> rs;               // rates
+  std::vector<double> ts;               // ITL targets (ms)
   // Scheduler configurations: every (budget, max_seqs, chunk) combination
   // (S1/S2: plus the unchunked one).
   std::vector<BenchPoint> configs;
@@ -171,6 +178,7 @@ std::string BuildSweep(const EngineBenchOptions& o, EngineBenchSweep* w) {
   if (!ParseList(o.chunks, &w->ks)) return "bad --prefill-chunk list";
   if (!ParseList(o.mbts, &w->ms)) return "bad --max-batched-tokens list";
   if (!ParseList(o.max_seqs, &w->ss)) return "bad --max-seqs list";
+  if (!o.targets.empty() && !ParseList(o.targets, &w->ts)) return "bad --target-itl-ms list";
   for (int64_t m : w->ms) {
     for (int64_t s : w->ss) {
       engine::SchedulerConfig check;
@@ -193,6 +201,14 @@ std::string BuildSweep(const EngineBenchOptions& o, EngineBenchSweep* w) {
         w->configs.push_back(p);
       }
     }
+  }
+  const BenchPoint first = w->configs.front();
+  for (double t : w->ts) {
+    if (!(t > 0)) return "--target-itl-ms values must be > 0";
+    BenchPoint p = first;
+    p.target_itl_ms = t;
+    p.label = StrFormat("target %g ms", t);
+    w->configs.push_back(p);
   }
   if (!w->s1 && !w->s2) {
     for (double r : w->rs) {

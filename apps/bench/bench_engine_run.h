@@ -30,6 +30,7 @@ struct BenchPoint {
   int64_t prefill_chunk = 512;
   int64_t max_batched_tokens = 2048;
   int64_t max_seqs = 64;
+  double target_itl_ms = 0;  // > 0: passes sized to this ITL (ms)
   std::string label;  // workload column name ("" for sweeps)
 };
 

@@ -57,6 +57,9 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(
     ts.prefill_chunk = config.prefill_chunk;
     ts.idle_prefill_tokens = config.idle_prefill_tokens;
     ts.max_seqs = config.max_seqs;
+    ts.target_itl_ms = config.target_itl_ms;
+    ts.policy = config.policy == SchedulingPolicy::kPriority ? "priority"
+                                                              : "fcfs";
     trace->AddStart(ts);
     trace->Flush();
   }
@@ -75,6 +78,26 @@ Engine::Engine(std::unique_ptr<Scheduler> scheduler,
 }
 
 double Engine::NowMs() const { return Ms(start_, Clock::now()); }
+
+void Engine::ObservePass(const StepPlan& plan, double ms) {
+  // The engine's first pass pays for first-touch page faults of the
+  // weights: not what a pass of its shape costs.
+  if (plan.step <= 1) return;
+  scheduler_->ObservePass(plan, ms);
+  if (trace_ == nullptr) return;
+  const PassCostSnapshot c = scheduler_->cost_model().snapshot();
+  const int64_t first = scheduler_->config().cost_model_min_samples;
+  if (c.samples != first && (c.samples < first || c.samples % 64 != 0)) return;
+  CostModelTrace t;
+  t.step = plan.step;
+  t.samples = c.samples;
+  t.fixed_ms = c.coefficients.fixed_ms;
+  t.per_token_ms = c.coefficients.per_token_ms;
+  t.per_logit_row_ms = c.coefficients.per_logit_row_ms;
+  t.per_1k_context_ms = c.coefficients.per_1k_context_ms;
+  t.rms_ms = c.rms_ms;
+  trace_->AddCostModel(t);  // flushed with the next pass
+}
 
 Engine::~Engine() {
   {
@@ -141,6 +164,11 @@ kv::BlockPoolStats Engine::kv_stats() {
 EngineStats Engine::loop_stats() {
   std::lock_guard<std::mutex> lock(mu_);
   return loop_stats_;
+}
+
+PassCostSnapshot Engine::pass_cost() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return scheduler_->cost_model().snapshot();
 }
 
 std::vector<Engine::Delivery> Engine::TakeDeliveries() {
@@ -283,6 +311,9 @@ void Engine::Loop() {
     Deliver(out);
     const Clock::time_point t5 = Clock::now();
     pass.emit_ms += Ms(t4, t5);
+    pass.pass_ms = Ms(t0, t5);
+    pass.predicted_ms = plan.predicted_ms;
+    pass.target_ms = plan.target_ms;
     if (trace_ != nullptr) {
       if (!plan.empty()) trace_->AddPass(pass);
       for (const RequestTrace& r : done) trace_->AddRequest(r);
@@ -304,6 +335,7 @@ void Engine::Loop() {
       st.forward_ms += std::max(0.0, pass.forward_ms);
       st.sample_ms += std::max(0.0, pass.sample_ms);
       st.update_ms += pass.update_ms;
+      if (pass.ok) ObservePass(plan, pass.pass_ms);
     }
     st.emit_ms += pass.emit_ms;
     if (trace_ != nullptr) {

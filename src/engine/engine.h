@@ -115,6 +115,8 @@ class Engine {
   kv::BlockPoolStats kv_stats();
   // Loop phase times and token counts (totals; see EngineStats::Mean).
   EngineStats loop_stats();
+  // The scheduler's pass cost model (SchedulerConfig::target_itl_ms).
+  PassCostSnapshot pass_cost();
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -133,6 +135,9 @@ class Engine {
   // preemptions. REQUIRES: mu_ held.
   void NotePlan(const StepPlan& plan, PassTrace* pass);
   double NowMs() const;
+  // Feeds the scheduler's pass cost model; with tracing, writes the model
+  // when it becomes ready and every 64 passes. REQUIRES: mu_ held.
+  void ObservePass(const StepPlan& plan, double ms);
 
   std::unique_ptr<Executor> executor_;  // loop thread only
   std::mutex mu_;

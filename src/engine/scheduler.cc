@@ -3,20 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "engine/scheduler_pass.h"
 #include "util/strings.h"
 
 namespace weft::engine {
 
-// The state of one Schedule() call.
-struct Scheduler::Pass {
-  StepPlan plan;
-  int budget = 0;     // tokens left in this pass
-  int chunk_cap = 0;  // prompt tokens one sequence may feed in this pass
-  // Prompt-logprob positions (each a logits row) this pass may still take,
-  // over all its sequences (SchedulerConfig::prompt_logprobs_chunk).
-  int prompt_logprob_rows = 0;
-  std::vector<std::pair<RequestId, kv::BlockCopy>> copies;  // tagged by seq
-};
 
 StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
     const SchedulerConfig& config, const kv::KvCacheConfig& kv_config) {
@@ -27,7 +18,9 @@ StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
 
 Scheduler::Scheduler(const SchedulerConfig& config,
                      const kv::KvCacheConfig& kv_config)
-    : config_(config), kv_(kv_config) {}
+    : config_(config),
+      kv_(kv_config),
+      cost_(config.cost_model_window, config.cost_model_min_samples) {}
 
 Status Scheduler::Submit(RequestSpec spec) {
   if (spec.prompt.empty()) return InvalidArgumentError("empty prompt");
@@ -43,6 +36,11 @@ Status Scheduler::Submit(RequestSpec spec) {
   }
   if (spec.stop.max_tokens < 1) {
     return InvalidArgumentError("max_tokens must be >= 1");
+  }
+  if (spec.priority != 0 && config_.policy != SchedulingPolicy::kPriority) {
+    return InvalidArgumentError(StrFormat(
+        "priority %d given, but priority scheduling is off (the server's "
+        "--scheduling-policy is fcfs)", spec.priority));
   }
   if (spec.prompt_logprobs > sampling::kMaxLogprobs) {
     return InvalidArgumentError(StrFormat(
@@ -163,16 +161,7 @@ StepPlan Scheduler::Schedule() {
   for (const Request* r : running_) {
     if (r->num_tokens() - r->num_computed_tokens == 1) order.push_back(r->id);
   }
-  // Without a decode in the pass no stream waits on it: prompts may take
-  // the larger idle budget in larger chunks.
-  if (order.empty() && config_.idle_prefill_tokens > 0) {
-    pass.budget = config_.MaxPassTokens();
-    pass.chunk_cap = config_.MaxChunk();
-  } else {
-    pass.budget = config_.max_batched_tokens;
-    pass.chunk_cap = config_.ChunkCap();
-  }
-  pass.plan.budget = pass.budget;
+  SizePass(order, &pass);
   pass.prompt_logprob_rows = config_.prompt_logprobs_chunk;
   for (const Request* r : running_) {
     if (r->num_tokens() - r->num_computed_tokens > 1) order.push_back(r->id);
@@ -196,6 +185,8 @@ StepPlan Scheduler::Schedule() {
   }
 
   for (auto& [id, copy] : pass.copies) pass.plan.copies.push_back(copy);
+  pass.plan.budget = std::max(pass.plan.budget, pass.plan.num_batched_tokens);
+  if (cost_.ready()) pass.plan.predicted_ms = cost_.Predict(FeaturesOf(pass.plan));
   if (!pass.plan.seqs.empty()) {
     pass.plan.step = ++step_;
     ++stats_.num_steps;
@@ -215,7 +206,10 @@ void Scheduler::ScheduleRunning(Request* req, Pass* pass) {
   const int remaining = req->num_tokens() - req->num_computed_tokens;
   CHECK_GE(remaining, 1);
   int n = std::min(remaining, pass->budget);
-  if (remaining > 1) n = std::min(n, ChunkCapFor(*req, *pass));
+  if (remaining > 1) {
+    n = std::min(n, ChunkCapFor(*req, *pass));
+    n = TimedCap(req->num_computed_tokens, remaining, n, *pass);
+  }
   if (n <= 0) return;  // budget spent (only prefills get here: see Validate)
   for (;;) {
     std::optional<kv::SlotAllocation> alloc = kv_.AllocateSlots(req->id, n);
@@ -269,6 +263,7 @@ bool Scheduler::TryAdmit(Request* req, Pass* pass) {
   const int remaining = req->num_tokens() - hit.num_tokens;
   int n = std::min({remaining, pass->budget,
                     remaining > 1 ? ChunkCapFor(*req, *pass) : remaining});
+  n = TimedCap(hit.num_tokens, remaining, n, *pass);
   if (n <= 0) return false;  // this pass's prompt-logprob rows are spent
   std::optional<kv::SlotAllocation> alloc =
       kv_.AllocateSlots(req->id, n, &hit, req->num_tokens());
@@ -322,6 +317,10 @@ void Scheduler::AddToPlan(Request* req, int n, const kv::SlotAllocation& alloc,
   for (const kv::BlockCopy& c : alloc.copies) {
     pass->copies.emplace_back(req->id, c);
   }
+  if (pass->timed) {
+    pass->time_left_ms -= cost_.ChunkMs(alloc.start_pos, n, s.needs_logits);
+  }
+  if (req->num_tokens() - alloc.start_pos > 1) pass->took_prefill = true;
   pass->budget -= n;
   pass->plan.num_batched_tokens += n;
   pass->plan.seqs.push_back(std::move(s));

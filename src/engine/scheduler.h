@@ -7,11 +7,17 @@
 // Order within a pass: (1) one decode token for every running request whose
 // only uncomputed token is its last (decode-maximal: generation never waits
 // for a prompt), (2) the next chunk of prompts already being prefilled,
-// (3) waiting requests by (priority, arrival), FCFS, while budget, max_seqs
-// and KV allow (head-of-line: the first that does not fit stops admission).
-// When a running request cannot get a KV slot, the most recently admitted
-// running request is preempted (blocks freed, requeued by arrival, later
-// recomputed from prompt + output). A request that alone exceeds the cache
+// (3) waiting requests by arrival (SchedulingPolicy::kPriority: by
+// (priority, arrival)), while budget, max_seqs and KV allow (head-of-line:
+// the first that does not fit stops admission). When a running request
+// cannot get a KV slot, the most recently admitted running request (with
+// kPriority: of the lowest priority class) is preempted (blocks freed,
+// requeued, later recomputed from prompt + output).
+//
+// Pass size: a fixed token budget and chunk cap, or with
+// SchedulerConfig::target_itl_ms a time budget: the pass cost model
+// (fit from ObservePass) predicts each chunk's time, and prompt chunks take
+// what the decodes leave of the target. A request that alone exceeds the cache
 // finishes with an error instead of deadlocking.
 //
 // KV groups: with a local group (kv::KvCacheConfig::local_num_blocks, a
@@ -34,6 +40,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/pass_cost_model.h"
 #include "engine/request.h"
 #include "engine/scheduler_config.h"
 #include "engine/step_plan.h"
@@ -74,6 +81,11 @@ class Scheduler {
 
   // Plans the next pass. An empty plan means there is nothing to run.
   StepPlan Schedule();
+  // Feeds the pass cost model: `plan` (as Schedule returned it) took `ms`
+  // from Schedule to the delivery of its events.
+  void ObservePass(const StepPlan& plan, double ms);
+  const PassCostModel& cost_model() const { return cost_; }
+
   // Applies a pass's results: `sampled` holds one token for every scheduled
   // sequence with needs_logits (sequences aborted meanwhile are skipped);
   // `prompt_logprobs` what the executor computed for prompt_targets.
@@ -112,11 +124,19 @@ class Scheduler {
   // The pass's per-sequence chunk cap as it applies to `req`: smaller
   // while a request that reports prompt logprobs computes its prompt.
   int ChunkCapFor(const Request& req, const Pass& pass) const;
+  // Under target_itl_ms: the most prompt tokens a chunk from `start_pos`
+  // with `remaining` tokens to go may take in the time the pass has left
+  // (at least min_prefill_tokens for the pass's first prompt chunk).
+  int TimedCap(int start_pos, int remaining, int cap, const Pass& pass) const;
+  // Sizes `pass` (budget, chunk cap, time) once its decodes are known.
+  void SizePass(const std::vector<RequestId>& decodes, Pass* pass) const;
+  static PassFeatures FeaturesOf(const StepPlan& plan);
   // Emits the prompt logprobs of `p` that come next for `req`, in order.
   void EmitPromptLogprobs(Request* req, const PromptLogprobs& p);
 
   SchedulerConfig config_;
   kv::KvCacheManager kv_;
+  PassCostModel cost_;
   std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;
   std::deque<Request*> waiting_;  // sorted by (priority, arrival)
   std::vector<Request*> running_; // by admission, oldest first

@@ -17,6 +17,13 @@
 
 namespace weft::engine {
 
+// Which waiting request runs first (vLLM's --scheduling-policy).
+enum class SchedulingPolicy {
+  kFcfs,      // arrival order; a request with priority != 0 is refused
+  kPriority,  // RequestSpec::priority (lower first), then arrival; KV
+              // pressure preempts the lowest priority (highest value) first
+};
+
 struct SchedulerConfig {
   // Token budget of one forward pass (decode tokens + prompt chunks).
   // Must be >= max_seqs so that every running sequence can decode each pass.
@@ -45,6 +52,25 @@ struct SchedulerConfig {
   // Context length: a request stops ("length") when it holds this many
   // tokens; prompts must be shorter.
   int max_model_len = 8192;
+  // Waiting-queue order and preemption victims (see SchedulingPolicy).
+  SchedulingPolicy policy = SchedulingPolicy::kFcfs;
+  // Inter-token latency target, ms; 0 = off (the fixed max_batched_tokens
+  // and prefill_chunk above). When set, a pass that carries decodes takes
+  // every decode, then as many prompt tokens as the online pass cost model
+  // (engine/pass_cost_model.h) predicts still fit in the target, up to
+  // MaxPassTokens() in all and MaxChunk() per sequence. Passes without
+  // decodes keep the idle budget (throughput). Until the model has seen
+  // cost_model_min_samples passes the fixed budget applies.
+  double target_itl_ms = 0;
+  // Under target_itl_ms, prompt tokens a pass with decodes takes even when
+  // the decodes alone fill the target (an overloaded or infeasible target),
+  // so that waiting prompts still progress.
+  int min_prefill_tokens = 8;
+  // Passes over which an observation's weight in the cost model decays by
+  // 1/e (the model follows a machine whose speed drifts).
+  int cost_model_window = 256;
+  // Passes the cost model must see before target_itl_ms takes effect.
+  int cost_model_min_samples = 16;
 
   Status Validate() const {
     if (max_seqs < 1) return InvalidArgumentError("max_seqs must be >= 1");
@@ -65,6 +91,16 @@ struct SchedulerConfig {
     }
     if (max_model_len < 2) {
       return InvalidArgumentError("max_model_len must be >= 2");
+    }
+    if (!(target_itl_ms >= 0)) {
+      return InvalidArgumentError("target_itl_ms must be >= 0");
+    }
+    if (min_prefill_tokens < 0) {
+      return InvalidArgumentError("min_prefill_tokens must be >= 0");
+    }
+    if (cost_model_window < 2 || cost_model_min_samples < 1) {
+      return InvalidArgumentError(
+          "cost_model_window must be >= 2 and cost_model_min_samples >= 1");
     }
     return OkStatus();
   }

@@ -63,8 +63,18 @@ struct StepPlan {
                                      // drop any per-sequence state
   int num_batched_tokens = 0;        // sum of num_new_tokens
   int budget = 0;                    // tokens this pass could hold: the
-                                     // configured budget, or the idle
-                                     // prefill budget without decodes
+                                     // configured budget, the idle
+                                     // prefill budget without decodes, or
+                                     // under target_itl_ms the tokens the
+                                     // time left after the decodes allows
+                                     // (estimated at context 0; never
+                                     // below num_batched_tokens)
+  // The pass cost model's prediction of this pass's time, ms; < 0 before
+  // the model is ready.
+  double predicted_ms = -1;
+  // The latency target this pass was sized for, ms; < 0 when none was
+  // (target off, model not ready, or no decode in the pass).
+  double target_ms = -1;
 
   bool empty() const { return seqs.empty(); }
 };

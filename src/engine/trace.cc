@@ -47,9 +47,12 @@ void TraceWriter::AddStart(const TraceStart& s) {
   Line(StrFormat(
       "{\"ev\":\"start\",\"unix_ms\":%lld,"
       "\"max_batched_tokens\":%d,\"prefill_chunk\":%d,"
-      "\"idle_prefill_tokens\":%d,\"max_seqs\":%d}",
+      "\"idle_prefill_tokens\":%d,\"max_seqs\":%d,\"target_itl_ms\":%s,"
+      "\"policy\":\"%s\"}",
       (long long)s.unix_ms, s.max_batched_tokens, s.prefill_chunk,
-      s.idle_prefill_tokens, s.max_seqs));
+      s.idle_prefill_tokens, s.max_seqs,
+      s.target_itl_ms > 0 ? TraceMs(s.target_itl_ms).c_str() : "null",
+      s.policy));
 }
 
 void TraceWriter::AddPass(const PassTrace& p) {
@@ -59,13 +62,25 @@ void TraceWriter::AddPass(const PassTrace& p) {
       "\"budget\":%d,\"admitted\":%d,\"preempted\":%d,\"running\":%d,"
       "\"waiting\":%d,\"finished\":%d,\"ok\":%s,\"schedule_ms\":%s,"
       "\"execute_ms\":%s,\"forward_ms\":%s,\"sample_ms\":%s,"
-      "\"update_ms\":%s,\"emit_ms\":%s}",
+      "\"update_ms\":%s,\"emit_ms\":%s,\"pass_ms\":%s,\"predicted_ms\":%s,"
+      "\"target_ms\":%s}",
       (unsigned long long)p.step, TraceMs(p.t_ms).c_str(), p.seqs, p.decode,
       p.prefill_seqs, p.prefill_tokens, p.tokens, p.budget, p.admitted,
       p.preempted, p.running, p.waiting, p.finished, p.ok ? "true" : "false",
       TraceMs(p.schedule_ms).c_str(), TraceMs(p.execute_ms).c_str(),
       TraceMs(p.forward_ms).c_str(), TraceMs(p.sample_ms).c_str(),
-      TraceMs(p.update_ms).c_str(), TraceMs(p.emit_ms).c_str()));
+      TraceMs(p.update_ms).c_str(), TraceMs(p.emit_ms).c_str(),
+      TraceMs(p.pass_ms).c_str(), TraceMs(p.predicted_ms).c_str(),
+      TraceMs(p.target_ms).c_str()));
+}
+
+void TraceWriter::AddCostModel(const CostModelTrace& c) {
+  Line(StrFormat(
+      "{\"ev\":\"cost_model\",\"step\":%llu,\"samples\":%lld,"
+      "\"fixed_ms\":%.4f,\"per_token_ms\":%.5f,\"per_logit_row_ms\":%.5f,"
+      "\"per_1k_context_ms\":%.5f,\"rms_ms\":%.4f}",
+      (unsigned long long)c.step, (long long)c.samples, c.fixed_ms,
+      c.per_token_ms, c.per_logit_row_ms, c.per_1k_context_ms, c.rms_ms));
 }
 
 void TraceWriter::AddRequest(const RequestTrace& r) {

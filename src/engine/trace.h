@@ -2,13 +2,18 @@
 // written by the engine's step loop (docs/trace.md has the full schema).
 //
 //   {"ev":"start","unix_ms":...,"max_batched_tokens":...,"prefill_chunk":...,
-//    "idle_prefill_tokens":...,"max_seqs":...}
+//    "idle_prefill_tokens":...,"max_seqs":...,"target_itl_ms":...|null,
+//    "policy":"fcfs|priority"}
 //   {"ev":"pass","step":N,"t_ms":...,"seqs":...,"decode":...,
 //    "prefill_seqs":...,"prefill_tokens":...,"tokens":...,"budget":...,
 //    "admitted":...,"preempted":...,"running":...,"waiting":...,
 //    "finished":...,"ok":true,"schedule_ms":...,"execute_ms":...,
 //    "forward_ms":...|null,"sample_ms":...|null,"update_ms":...,
-//    "emit_ms":...}
+//    "emit_ms":...,"pass_ms":...,"predicted_ms":...|null,
+//    "target_ms":...|null}
+//   {"ev":"cost_model","step":N,"samples":...,"fixed_ms":...,
+//    "per_token_ms":...,"per_logit_row_ms":...,"per_1k_context_ms":...,
+//    "rms_ms":...}
 //   {"ev":"request","id":N,"queued_ms":...,"scheduled_ms":...|null,
 //    "first_token_ms":...|null,"finished_ms":...,"prompt_tokens":...,
 //    "cached_tokens":...,"generated_tokens":...,"preemptions":...,
@@ -59,6 +64,22 @@ struct PassTrace {
   double sample_ms = -1;   // as the executor reports it; < 0: unknown
   double update_ms = 0;    // Scheduler::Update + taking events
   double emit_ms = 0;      // running the event callbacks
+  double pass_ms = 0;      // Schedule to the last event delivered (what
+                           // the pass cost model is fit to)
+  double predicted_ms = -1;  // the cost model's prediction; < 0: none
+  double target_ms = -1;     // the latency target it was sized for; < 0
+};
+
+// The pass cost model (engine/pass_cost_model.h), written when it becomes
+// ready and every 64 passes after.
+struct CostModelTrace {
+  uint64_t step = 0;     // the last pass it has seen
+  int64_t samples = 0;   // passes observed
+  double fixed_ms = 0;
+  double per_token_ms = 0;
+  double per_logit_row_ms = 0;
+  double per_1k_context_ms = 0;
+  double rms_ms = 0;     // fit error
 };
 
 // One request, written when its final event is delivered.
@@ -83,6 +104,8 @@ struct TraceStart {
   int prefill_chunk = 0;
   int idle_prefill_tokens = 0;
   int max_seqs = 0;
+  double target_itl_ms = 0;  // 0: off
+  const char* policy = "fcfs";  // scheduling policy (a fixed word)
 };
 
 class TraceWriter {
@@ -97,6 +120,7 @@ class TraceWriter {
   void AddStart(const TraceStart& s);
   void AddPass(const PassTrace& p);
   void AddRequest(const RequestTrace& r);
+  void AddCostModel(const CostModelTrace& c);
   // Writes what is buffered. No-op after a write error.
   void Flush();
 

@@ -4,7 +4,8 @@
 // prefix hit, missed copy-on-write, stale table after preemption) fails.
 // Sampled token = a pure function of (request id, position), so a request's
 // output is the same however often it is preempted and recomputed.
-// Simulated pass time = a + b * tokens.
+// Simulated pass time = a + b * tokens + c * context / 1000 + d * rows
+// (context: attention (query, key) pairs; rows: sequences that sample).
 #pragma once
 
 #include <algorithm>
@@ -69,11 +70,20 @@ class FakeExecutor : public Executor {
 
   double a = 1.0;   // fixed cost of a pass
   double b = 0.01;  // cost per token
+  double c = 0;     // cost per 1,000 attention (query, key) pairs
+  double d = 0;     // cost per sequence that samples
   double time = 0;  // simulated clock
+  double last_ms = 0;  // the last pass's simulated time
   std::string error;  // first inconsistency found, if any
 
   StatusOr<std::vector<SampledToken>> Execute(const StepPlan& plan) override {
-    time += a + b * plan.num_batched_tokens;
+    last_ms = a + b * plan.num_batched_tokens;
+    for (const ScheduledSeq& s : plan.seqs) {
+      const double n = s.num_new_tokens;
+      last_ms += c * (n * s.start_pos + n * (n + 1) / 2) / 1000.0 +
+                 (s.needs_logits ? d : 0.0);
+    }
+    time += last_ms;
     prompt_logprobs_.clear();
     for (const kv::BlockCopy& c : plan.copies) {
       std::vector<Cell>& cells = c.group == kv::kLocalGroup ? local_slots_

@@ -167,6 +167,34 @@ TEST(EngineModelTest, ConcurrentOutputsEqualAloneOutputs) {
   }
 }
 
+TEST(EngineModelTest, TimeSizedPassesEqualAloneOutputs) {
+  // SchedulerConfig::target_itl_ms sizes prompt chunks by measured time,
+  // so chunk sizes differ from run to run: outputs must not.
+  REQUIRE_MODEL();
+  std::vector<Job> jobs;
+  for (int i = 0; i < 8; ++i) {
+    jobs.push_back(GreedyJob(300 + i, RandomPrompt(40 + i, 20 + i * 13, kLo, kHi),
+                             kMaxTokens));
+  }
+  const KvMode kv_mode = KvModes().back();
+  RunSetup setup = ModeSetup(*model, kv_mode);
+  RunResult alone = RunJobs(*model, setup, jobs, /*concurrent=*/false);
+  ExpectFinishedOnce(alone);
+  RunSetup timed = setup;
+  timed.sched.max_batched_tokens = 24;
+  timed.sched.prefill_chunk = 8;
+  timed.sched.idle_prefill_tokens = 64;
+  timed.sched.target_itl_ms = 0.5;  // tight: chunks from 3 tokens up
+  timed.sched.min_prefill_tokens = 3;
+  timed.sched.cost_model_min_samples = 2;
+  RunResult batch = RunJobs(*model, timed, jobs, /*concurrent=*/true);
+  ExpectFinishedOnce(batch);
+  for (const Job& j : jobs) {
+    EXPECT_EQ(batch.outcomes[j.id].tokens, alone.outcomes[j.id].tokens)
+        << "request " << j.id;
+  }
+}
+
 TEST(EngineModelTest, ChunkedPrefillEqualsUnchunked) {
   REQUIRE_MODEL();
   for (const KvMode& kv_mode : KvModes()) {

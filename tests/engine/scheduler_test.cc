@@ -229,7 +229,9 @@ TEST(SchedulerTest, SeveralPromptsShareAPass) {
 }
 
 TEST(SchedulerTest, FcfsAdmissionAndPriorityClasses) {
-  Sim sim(Cfg(64, 2, 0), Kv(64, 4));
+  SchedulerConfig cfg = Cfg(64, 2, 0);
+  cfg.policy = SchedulingPolicy::kPriority;
+  Sim sim(cfg, Kv(64, 4));
   for (RequestId id = 0; id < 6; ++id) {
     ASSERT_TRUE(sim.Submit(id, Prompt(int(id), 8), MaxTokens(3)).ok());
   }
@@ -424,7 +426,9 @@ TEST(SchedulerTest, PreemptsTheLowestPriorityClassFirst) {
   // 12 blocks of 4: a priority-5 request runs first; a priority-0 one
   // arrives later. When they outgrow the cache, the priority-5 one yields,
   // however recently the other was admitted.
-  Sim sim(Cfg(16, 4, 8, /*prefix=*/false), Kv(12, 4));
+  SchedulerConfig cfg = Cfg(16, 4, 8, /*prefix=*/false);
+  cfg.policy = SchedulingPolicy::kPriority;
+  Sim sim(cfg, Kv(12, 4));
   ASSERT_TRUE(sim.Submit(1, Prompt(0, 4), MaxTokens(30), /*priority=*/5).ok());
   sim.Step();
   ASSERT_TRUE(sim.Submit(2, Prompt(50, 16), MaxTokens(30), /*priority=*/0).ok());

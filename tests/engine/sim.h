@@ -73,6 +73,7 @@ class Sim {
       EXPECT_TRUE(exec_.error.empty()) << exec_.error;
       const std::vector<PromptLogprobs> prompt_lps = exec_.TakePromptLogprobs();
       sched_->Update(plan, *sampled, prompt_lps);
+      sched_->ObservePass(plan, exec_.last_ms);
       for (const ScheduledSeq& s : plan.seqs) {
         if (!first_step_.count(s.id)) first_step_[s.id] = steps_;
       }
@@ -161,7 +162,13 @@ class Sim {
     // (A decode preempted by this very pass no longer shows here, so only
     // a pass that still has one is held to the tight budget.)
     const bool idle = !has_decode && config_.idle_prefill_tokens > 0;
-    if (!idle) {
+    // Sized by time (target_itl_ms): up to the larger budget and chunk.
+    const bool timed = plan.target_ms >= 0;
+    if (timed) {
+      EXPECT_TRUE(has_decode);
+      EXPECT_EQ(plan.target_ms, config_.target_itl_ms);
+    }
+    if (!idle && !timed) {
       EXPECT_EQ(plan.budget, config_.max_batched_tokens);
     }
     EXPECT_LE(plan.num_batched_tokens, plan.budget);
@@ -169,7 +176,7 @@ class Sim {
     EXPECT_LE(static_cast<int>(plan.seqs.size()), config_.max_seqs);
     int sum = 0;
     std::set<RequestId> ids;
-    const int cap = idle ? config_.MaxChunk() : config_.ChunkCap();
+    const int cap = idle || timed ? config_.MaxChunk() : config_.ChunkCap();
     for (const ScheduledSeq& s : plan.seqs) {
       EXPECT_TRUE(ids.insert(s.id).second) << "twice in a plan: " << s.id;
       EXPECT_GE(s.num_new_tokens, 1);

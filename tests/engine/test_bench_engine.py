@@ -37,6 +37,7 @@ def check_trace(recs, runs, requests_per_run, budgets):
     assert len(starts) == runs
     assert [s["max_batched_tokens"] for s in starts] == budgets
     idle_budgets = [s["idle_prefill_tokens"] for s in starts]
+    targets = [s["target_itl_ms"] for s in starts]
     run = -1
     for r in recs:
         if r["ev"] == "start":
@@ -50,7 +51,9 @@ def check_trace(recs, runs, requests_per_run, budgets):
             # The configured budget while something decodes; a pass without
             # a decode may take the idle prefill budget.
             idle = max(budgets[run], idle_budgets[run])
-            if r["decode"] > 0:
+            if r["target_ms"] is not None:
+                assert r["budget"] <= idle
+            elif r["decode"] > 0:
                 assert r["budget"] == budgets[run]
             else:
                 assert r["budget"] in (budgets[run], idle)
@@ -58,7 +61,17 @@ def check_trace(recs, runs, requests_per_run, budgets):
             assert r["step"] > last_step
             last_step = r["step"]
             assert r["ok"] is True
-            for k in ("schedule_ms", "execute_ms", "update_ms", "emit_ms"):
+            for k in ("schedule_ms", "execute_ms", "update_ms", "emit_ms",
+                      "pass_ms"):
+                assert r[k] >= 0
+            if r["target_ms"] is not None:  # sized by time: any budget
+                assert targets[run] is not None and r["decode"] > 0
+                assert r["target_ms"] == targets[run]
+                assert r["predicted_ms"] >= 0
+        elif r["ev"] == "cost_model":
+            assert r["samples"] >= 1 and r["step"] <= last_step
+            for k in ("fixed_ms", "per_token_ms", "per_logit_row_ms",
+                      "per_1k_context_ms", "rms_ms"):
                 assert r[k] >= 0
         else:
             assert r["ev"] == "request"
@@ -111,6 +124,31 @@ def test_s2_side_by_side_with_trace(tmp_path):
     assert gen == sum(x["output_tokens"] for x in j["runs"])
     passes = sum(1 for r in recs if r["ev"] == "pass")
     assert passes == sum(x["engine"]["passes"] for x in j["runs"])
+
+
+@needs_model
+def test_s2_with_an_itl_target(tmp_path):
+    out, trace = tmp_path / "r.json", tmp_path / "t.jsonl"
+    r = bench("-m", STORIES, "-t", "1", "--workload", "S2", "--s2-streams", "3",
+              "--prompt-len", "8", "--output-len", "80", "--s2-long-prompt",
+              "300", "--s2-long-count", "1", "--s2-long-output", "4",
+              "--s2-interval", "0.05", "--prefill-chunk", "16",
+              "--max-batched-tokens", "32", "--max-seqs", "8", "--no-unchunked",
+              "--target-itl-ms", "2", "--json", str(out), "--trace", str(trace))
+    assert r.returncode == 0, r.stderr
+    header = [l for l in r.stdout.splitlines() if l.startswith("| metric |")]
+    assert header == ["| metric | budget 32 chunk 16 | target 2 ms |"]
+    j = json.loads(out.read_text())
+    assert [x["target_itl_ms"] for x in j["runs"]] == [None, 2]
+    for x in j["runs"]:
+        assert x["completed"] == 4 and x["failed"] == 0
+    recs = read_trace(trace)
+    check_trace(recs, 2, 4, [32, 32])
+    starts = [i for i, r in enumerate(recs) if r["ev"] == "start"]
+    timed = [r for r in recs[starts[1]:] if r["ev"] == "pass"
+             and r["target_ms"] is not None]
+    assert timed, "no pass was sized by the target"
+    assert any(r["ev"] == "cost_model" for r in recs[starts[1]:])
 
 
 @needs_model

@@ -299,6 +299,7 @@ TEST(EngineTraceTest, CountsMatchTheSchedulerAndTheClients) {
   double last_step = 0, last_t = -1;
   std::set<int64_t> ids;
   int64_t req_preemptions = 0, generated = 0;
+  int64_t cost_models = 0, predicted = 0;
   for (size_t li = 1; li < lines.size(); ++li) {
     JsonObject& o = lines[li];
     const std::string ev = o["ev"].str;
@@ -329,8 +330,13 @@ TEST(EngineTraceTest, CountsMatchTheSchedulerAndTheClients) {
       EXPECT_TRUE(o["ok"].b);
       EXPECT_EQ(o["forward_ms"].kind, JsonValue::kNull);  // not reported
       for (const char* key :
-           {"schedule_ms", "execute_ms", "update_ms", "emit_ms"}) {
+           {"schedule_ms", "execute_ms", "update_ms", "emit_ms", "pass_ms"}) {
         EXPECT_GE(Num(o, key), 0) << key;
+      }
+      EXPECT_EQ(o["target_ms"].kind, JsonValue::kNull);  // no target set
+      if (o["predicted_ms"].kind != JsonValue::kNull) {
+        ++predicted;
+        EXPECT_GE(Num(o, "predicted_ms"), 0);
       }
       EXPECT_LE(Num(o, "running"), 6);
       tokens += static_cast<int64_t>(t);
@@ -338,6 +344,14 @@ TEST(EngineTraceTest, CountsMatchTheSchedulerAndTheClients) {
       prefill += static_cast<int64_t>(pt);
       preempted += static_cast<int64_t>(Num(o, "preempted"));
       finished_in_passes += static_cast<int64_t>(Num(o, "finished"));
+    } else if (ev == "cost_model") {
+      ++cost_models;
+      EXPECT_GE(Num(o, "samples"), 16);
+      EXPECT_LE(Num(o, "step"), last_step);
+      for (const char* key : {"fixed_ms", "per_token_ms", "per_logit_row_ms",
+                              "per_1k_context_ms", "rms_ms"}) {
+        EXPECT_GE(Num(o, key), 0) << key;
+      }
     } else if (ev == "request") {
       const int64_t id = static_cast<int64_t>(Num(o, "id"));
       EXPECT_TRUE(ids.insert(id).second) << "two records for " << id;
@@ -373,6 +387,11 @@ TEST(EngineTraceTest, CountsMatchTheSchedulerAndTheClients) {
     }
   }
   EXPECT_EQ(ids.size(), static_cast<size_t>(kRequests));
+  // The cost model is written when ready (16 passes seen, the first pass
+  // not counted) and every 64 after; passes then carry its prediction.
+  ASSERT_GT(passes, 17);
+  EXPECT_EQ(cost_models, 1 + (passes - 1) / 64);
+  EXPECT_GE(predicted, passes - 17);
   EXPECT_EQ(passes, sched.num_steps);
   EXPECT_EQ(passes, loop.num_passes);
   EXPECT_EQ(tokens, sched.num_scheduled_tokens);
