@@ -80,6 +80,11 @@ struct ServeOptions {
   int64_t max_seqs = engine::SchedulerConfig().max_seqs;
   int64_t max_batched_tokens = engine::SchedulerConfig().max_batched_tokens;
   int64_t prefill_chunk = engine::SchedulerConfig().prefill_chunk;
+  // Inter-token latency target of passes with decodes, ms; 0 = off (the
+  // fixed budget above). See SchedulerConfig::target_itl_ms.
+  double target_itl_ms = 0;
+  // "fcfs" (priority must be 0) or "priority" (lower runs first).
+  std::string scheduling_policy = "fcfs";
   // Waiting requests before 429; 0 = unlimited.
   int64_t max_queue = 256;
   // Context length per sequence; 0 = min(training context, 4096).
@@ -112,6 +117,12 @@ void RegisterServeFlags(ServeOptions* o, FlagSet* flags) {
   flags->Int("max-batched-tokens", &o->max_batched_tokens, "tokens per engine pass");
   flags->Int("prefill-chunk", &o->prefill_chunk,
              "prompt tokens per sequence per pass; 0 = no cap");
+  flags->Double("target-itl-ms", &o->target_itl_ms,
+                "size passes with decodes to this inter-token latency (ms) from an online "
+                "cost model, prefill taking the rest; 0 = fixed budget");
+  flags->String("scheduling-policy", &o->scheduling_policy,
+                "fcfs (requests with priority != 0 are refused) or priority (lower "
+                "'priority' first; preempts the highest value first)");
   o->kv.Register(flags);
   flags->Int("max-queue", &o->max_queue, "waiting requests before 429; 0 = unlimited");
   o->threads.Register(flags);
@@ -194,6 +205,14 @@ int BuildEngineConfig(const ServeOptions& o, runtime::EngineConfig* mc) {
   mc->scheduler.max_seqs = static_cast<int>(o.max_seqs);
   mc->scheduler.max_batched_tokens = static_cast<int>(o.max_batched_tokens);
   mc->scheduler.prefill_chunk = static_cast<int>(o.prefill_chunk);
+  if (o.target_itl_ms < 0) return Fail(2, "--target-itl-ms must be >= 0");
+  mc->scheduler.target_itl_ms = o.target_itl_ms;
+  if (o.scheduling_policy == "priority") {
+    mc->scheduler.policy = engine::SchedulingPolicy::kPriority;
+  } else if (o.scheduling_policy != "fcfs") {
+    return Fail(2, "--scheduling-policy must be fcfs or priority, not '" +
+                       o.scheduling_policy + "'");
+  }
   // The server answers 429 from its own queue count; the engine's queue
   // counts sequences (n per request), so it gets room for max_n each.
   mc->scheduler.max_queue =

@@ -160,6 +160,22 @@ struct EngineInfo {
   std::optional<int64_t> max_queue;            // waiting requests allowed
   std::optional<int64_t> kv_block_size;        // tokens per KV block
   std::optional<int64_t> kv_bytes;             // KV cache bytes
+  std::optional<std::string> scheduling_policy;  // "fcfs" or "priority"
+  std::optional<double> target_itl_ms;  // pass-size latency target; unset
+                                        // = off (fixed token budget)
+};
+
+// The engine's online model of a pass's time (engine/pass_cost_model.h):
+// ms = fixed + per_token * tokens + per_logit_row * sequences sampled
+//      + per_1k_context * attention pairs / 1000.
+struct PassCostInfo {
+  bool ready = false;    // enough passes seen to size passes by time
+  int64_t samples = 0;   // passes observed
+  double fixed_ms = 0;
+  double per_token_ms = 0;
+  double per_logit_row_ms = 0;
+  double per_1k_context_ms = 0;
+  double rms_ms = 0;     // fit error
 };
 
 // Live counters and gauges; unknown = nullopt.
@@ -179,6 +195,7 @@ struct BackendStats {
   int64_t preemptions = 0;
   int64_t aborts = 0;
   int64_t admission_rejections = 0;
+  std::optional<PassCostInfo> pass_cost;  // unknown for fakes
 };
 
 enum class Readiness { kLoading, kReady, kDraining };

@@ -128,6 +128,17 @@ void HandleMetrics(ServerState& s, Exchange& ex) {
   ex.Respond(200, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
 }
 
+json PassCostJson(const std::optional<PassCostInfo>& p) {
+  if (!p) return nullptr;
+  return {{"ready", p->ready},
+          {"samples", p->samples},
+          {"fixed_ms", p->fixed_ms},
+          {"per_token_ms", p->per_token_ms},
+          {"per_logit_row_ms", p->per_logit_row_ms},
+          {"per_1k_context_ms", p->per_1k_context_ms},
+          {"rms_ms", p->rms_ms}};
+}
+
 // Always the same keys; a value is null when nobody measured it.
 void HandleEffectiveConfig(ServerState& s, Exchange& ex) {
   ModelInfo m = s.backend->model_info();
@@ -173,7 +184,10 @@ void HandleEffectiveConfig(ServerState& s, Exchange& ex) {
       {"in_flight_now", st.num_running},
       {"waiting_now", st.num_waiting},
       {"peak_in_flight", st.peak_in_flight},
-      {"admission_ceiling_reason", OrNull(st.admission_ceiling_reason)}};
+      {"admission_ceiling_reason", OrNull(st.admission_ceiling_reason)},
+      {"scheduling_policy", OrNull(e.scheduling_policy)},
+      {"target_itl_ms", OrNull(e.target_itl_ms)},
+      {"pass_cost_model", PassCostJson(st.pass_cost)}};
   json kv = {{"block_size", OrNull(e.kv_block_size)},
              {"blocks_total", OrNull(st.kv_blocks_total)},
              {"blocks_used", OrNull(st.kv_blocks_used)},

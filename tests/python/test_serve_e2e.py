@@ -103,6 +103,11 @@ def test_models_health_and_effective_config(gemma, client):
     assert cfg["model"]["context_length"] == 512
     assert 200_000_000 < cfg["model"]["parameter_count"] < 300_000_000
     assert cfg["scheduler"]["max_in_flight"] == 16
+    assert cfg["scheduler"]["scheduling_policy"] == "fcfs"
+    assert cfg["scheduler"]["target_itl_ms"] is None
+    assert set(cfg["scheduler"]["pass_cost_model"]) == {
+        "ready", "samples", "fixed_ms", "per_token_ms", "per_logit_row_ms",
+        "per_1k_context_ms", "rms_ms"}
     assert cfg["kv"]["blocks_total"] > 0
     # The server hashes its model file in the background after start-up.
     with open(GEMMA_MODEL, "rb") as f:
@@ -477,6 +482,39 @@ def test_stories260k_greedy(weft_serve_factory):
     assert s.terminate() == 0
 
 
+def test_priorities_and_an_itl_target(weft_serve_factory):
+    s = weft_serve_factory(STORIES, "--kv-memory", "16M", "--threads", "1",
+                           "--scheduling-policy", "priority",
+                           "--target-itl-ms", "5")
+    c = openai.OpenAI(base_url=s.url + "/v1", api_key="x", max_retries=0)
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        futs = [pool.submit(c.completions.create, model="stories",
+                            prompt="Once upon a time " * (1 + i % 5),
+                            max_tokens=30, temperature=0,
+                            extra_body={"priority": i % 3 - 1})
+                for i in range(8)]
+        for f in futs:
+            assert f.result().usage.completion_tokens == 30
+    cfg = json.loads(http_call(s, "GET", "/v1/effective-config")[2])
+    sched = cfg["scheduler"]
+    assert sched["scheduling_policy"] == "priority"
+    assert sched["target_itl_ms"] == 5
+    model = sched["pass_cost_model"]
+    assert model["ready"] and model["samples"] >= 16, model
+    assert model["fixed_ms"] + model["per_token_ms"] > 0, model
+    assert s.terminate() == 0
+
+
+def test_priority_needs_the_priority_policy(gemma):
+    status, _, data = http_call(gemma, "POST", "/v1/completions", {
+        "prompt": "x", "max_tokens": 1, "priority": 2})
+    assert status == 400, data
+    assert "scheduling-policy" in json.loads(data)["error"]["message"]
+    status, _, data = http_call(gemma, "POST", "/v1/completions", {
+        "prompt": "x", "max_tokens": 1, "priority": 0})
+    assert status == 200, data
+
+
 def test_context_is_capped_to_what_the_kv_cache_holds(weft_serve_factory):
     # 64 KiB of f16 KV holds 6 blocks of 16 stories260K tokens: a request
     # the context allows must fit the cache alone, not fail half way.
@@ -573,6 +611,8 @@ def test_sigterm_drains_then_exits_0(weft_serve_factory):
     (["-m", os.path.join(SHARED, "ggml-vocab-llama-spm.gguf")], "gguf"),
     (["--chat-template", "/nonexistent.jinja"], "--chat-template"),
     (["--kv-memory", "64K", "--ctx", "512"], "--kv-memory"),  # holds 96
+    (["--scheduling-policy", "lifo"], "--scheduling-policy"),
+    (["--target-itl-ms", "-5"], "--target-itl-ms"),
 ])
 def test_bad_command_lines_exit_2(args, needle):
     if "-m" not in args:
