@@ -1,6 +1,7 @@
 // `weft bench serve`: the serving benchmark client (a client of any
 // OpenAI-compatible server; see src/loadgen/ and docs/benchmarks).
 // `weft bench plot|compare` read its results (bench_results.cc).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -46,10 +47,13 @@ bool ParseList(const std::string& s, std::vector<T>* out) {
   return !out->empty();
 }
 
-bool ParseSlo(const std::string& s, Slo* slo) {
+// "ttft=3000,tpot=100" or vLLM's --goodput spelling "ttft:3000 tpot:100"
+// (',' or ' ' between, '=' or ':' inside).
+bool ParseSlo(std::string s, Slo* slo) {
+  std::replace(s.begin(), s.end(), ' ', ',');
   for (std::string_view part : StrSplit(s, ',')) {
     if (part.empty()) continue;
-    size_t eq = part.find('=');
+    size_t eq = part.find_first_of("=:");
     if (eq == std::string_view::npos) return false;
     std::string key(part.substr(0, eq)), val(part.substr(eq + 1));
     char* end = nullptr;
@@ -166,6 +170,7 @@ void RegisterServeBenchFlags(ServeBenchOptions* o, FlagSet* flags) {
   flags->String("concurrency", &o->concurrency,
                 "closed-loop ladder, e.g. 1,4,8,16 (S1 default 1,4,8,16; S4 4)");
   flags->String("rate", &o->rates, "open loop: request rate(s) per second, e.g. 0.5,1,2");
+  flags->String("request-rate", &o->rates, "the same as --rate (vLLM's name)");
   flags->Double("burstiness", &o->burstiness, "open loop gamma shape (1 = Poisson)");
   flags->Int("num-requests", &o->num_requests,
              "requests per level (default 4*c closed, 100 open, 64 S4)");
@@ -174,6 +179,9 @@ void RegisterServeBenchFlags(ServeBenchOptions* o, FlagSet* flags) {
   flags->Int("seed", &o->seed, "seed of prompts and arrivals");
   flags->Double("timeout", &o->timeout, "seconds without progress before a request times out");
   flags->String("slo", &o->slo, "goodput SLO, e.g. ttft=3000,tpot=100 (ms)");
+  flags->String("goodput", &o->slo,
+                "the same as --slo in vLLM's spelling, e.g. ttft:2000,tpot:100 (ms); with "
+                "--rate levels the report names the highest rate with 90% of requests in SLO");
   flags->String("out", &o->out_path, "write the JSON result here");
   flags->String("label", &o->label, "short name of this run (plots, compare)");
   flags->Bool("prompt-text", &o->text_prompts,
@@ -270,7 +278,9 @@ std::string BuildRunConfig(const ServeBenchOptions& o, const Endpoint& ep,
     return "S3 is an open-loop workload: give --rate (0.25x to 1.5x the S1 capacity)";
   }
   if (s2 && !config->rates.empty()) return "S2 has its own schedule; --rate does not apply";
-  if (!ParseSlo(o.slo, slo)) return "bad --slo '" + o.slo + "' (want ttft=MS,tpot=MS,e2e=MS)";
+  if (!ParseSlo(o.slo, slo)) {
+    return "bad --slo/--goodput '" + o.slo + "' (want ttft=MS,tpot=MS,e2e=MS or ttft:MS,tpot:MS)";
+  }
   if (s2) {
     config->stall_test = true;
     config->background_streams = params.background_streams;

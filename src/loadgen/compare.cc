@@ -35,6 +35,7 @@ constexpr Metric kMetrics[] = {
     {"output tok/s", "output_throughput", nullptr, true},
     {"requests/s", "request_throughput", nullptr, true},
     {"goodput req/s", "goodput", nullptr, true},
+    {"SLO attainment", "slo_attainment", nullptr, true},
     {"TTFT p50 ms", "ttft_ms", "p50", false},
     {"TTFT p99 ms", "ttft_ms", "p99", false},
     {"ITL p50 ms", "itl_ms", "p50", false},
@@ -96,6 +97,19 @@ StatusOr<std::string> CompareReport(const json& a, const json& b,
   }
   if (rows == 0) {
     return InvalidArgumentError("the two results have no level in common");
+  }
+  // Capacity: the highest rate that kept the attainment (runs with rates
+  // and an SLO).
+  auto max_rate = [](const json& d) -> const json* {
+    if (!d.contains("capacity") || !d["capacity"].is_object()) return nullptr;
+    const json& r = d["capacity"]["max_rate"];
+    return r.is_number() ? &r : nullptr;
+  };
+  if (const json *ra = max_rate(a), *rb = max_rate(b); ra && rb) {
+    const double x = ra->get<double>(), y = rb->get<double>();
+    out += StrFormat("| all | max rate, %.0f%% in SLO | %.3f | %.3f | %s |\n",
+                     100 * kCapacityAttainment, x, y,
+                     x != 0 ? StrFormat("%.3f", y / x).c_str() : "n/a");
   }
   return out;
 }

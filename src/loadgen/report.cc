@@ -178,6 +178,30 @@ json SampleJson(const RequestResult& r) {
   return j;
 }
 
+json CapacityJson(const json& levels, const Slo& slo) {
+  if (!slo.any()) return nullptr;
+  std::optional<double> rate, goodput;
+  bool any_open = false;
+  for (const json& l : levels) {
+    if (l.value("mode", "") != "open") continue;
+    any_open = true;
+    const json& s = l["summary"];
+    if (!s["slo_attainment"].is_number() ||
+        s["slo_attainment"].get<double>() < kCapacityAttainment) {
+      continue;
+    }
+    const double r = l.value("rate", 0.0);
+    if (!rate || r > *rate) {
+      rate = r;
+      goodput = s["goodput"].is_number() ? s["goodput"].get<double>() : 0.0;
+    }
+  }
+  if (!any_open) return nullptr;
+  return {{"attainment", kCapacityAttainment},
+          {"max_rate", rate ? json(*rate) : json(nullptr)},
+          {"goodput_at_max_rate", goodput ? json(*goodput) : json(nullptr)}};
+}
+
 json ResultJson(const RunMetadata& meta, const RunResult& run, const Slo& slo,
                 bool check_tokens) {
   json doc;
@@ -210,6 +234,7 @@ json ResultJson(const RunMetadata& meta, const RunResult& run, const Slo& slo,
                       {"samples", std::move(samples)}});
   }
   doc["valid"] = valid;
+  doc["capacity"] = CapacityJson(levels, slo);
   doc["warmup"] = {{"duration_s", run.warmup_s},
                    {"failures", run.warmup_failures}};
   doc["levels"] = std::move(levels);
@@ -270,6 +295,16 @@ std::string MarkdownReport(const json& doc) {
     out += "- SLO: `";
     out += slo.dump();
     out += "`\n";
+  }
+  if (doc.contains("capacity") && doc["capacity"].is_object()) {
+    const json& c = doc["capacity"];
+    out += c["max_rate"].is_number()
+               ? StrFormat("- capacity: the highest offered rate with %.0f%% of requests in "
+                           "SLO is %g req/s (goodput %.3f req/s)\n",
+                           100 * Num(c, "attainment"), Num(c, "max_rate"),
+                           Num(c, "goodput_at_max_rate"))
+               : StrFormat("- capacity: no offered rate kept %.0f%% of requests in SLO\n",
+                           100 * Num(c, "attainment"));
   }
   if (!doc.value("valid", true)) {
     out += "\n**INVALID RUN**: some requests returned completion_tokens != "

@@ -73,7 +73,16 @@ struct RunMetadata {
   nlohmann::json server = nullptr;  // GET /v1/effective-config, if served
 };
 
+// Capacity under an SLO: the highest open-loop rate at which at least this
+// fraction of requests met it (vLLM / DistServe's "max rate at 90%
+// attainment").
+inline constexpr double kCapacityAttainment = 0.9;
+
 nlohmann::json DistributionJson(const Distribution& d);
+// {"attainment", "max_rate", "goodput_at_max_rate"} over the open-loop
+// levels, max_rate null when none kept the attainment; null without an
+// SLO or without open-loop levels.
+nlohmann::json CapacityJson(const nlohmann::json& levels, const Slo& slo);
 nlohmann::json SummaryJson(const LevelSummary& s);
 nlohmann::json SampleJson(const RequestResult& r);
 

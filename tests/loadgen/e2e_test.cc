@@ -293,6 +293,26 @@ TEST_F(BenchE2eTest, CommandLine) {
   ASSERT_EQ(Shell(bin + " bench plot " + out + " " + out + " -o " + svg), 0);
   EXPECT_EQ(Slurp(svg).rfind("<svg", 0), 0u);
 
+  // An open-loop ladder with vLLM's spellings: the capacity under the SLO.
+  const std::string open = dir + "/bench_e2e_open.json";
+  const std::string open_md = dir + "/bench_e2e_open.md";
+  ASSERT_EQ(Shell(bin + " bench serve --url " + Url() +
+                  " --workload S1 --prompt-tokens 16 --output-tokens 4"
+                  " --request-rate 200,400 --num-requests 3 --warmup 0"
+                  " --goodput ttft:60000,tpot:60000 --no-progress"
+                  " --out " + open + " > " + open_md),
+            0);
+  json odoc = json::parse(Slurp(open), nullptr, false);
+  ASSERT_FALSE(odoc.is_discarded());
+  EXPECT_EQ(odoc["slo"]["ttft_ms"], 60000);
+  EXPECT_EQ(odoc["capacity"]["max_rate"], 400);
+  EXPECT_NE(Slurp(open_md).find("capacity: the highest offered rate with 90% of requests"),
+            std::string::npos);
+  ASSERT_EQ(Shell(bin + " bench compare " + open + " " + open + " > " + cmp), 0);
+  EXPECT_NE(Slurp(cmp).find("| all | max rate, 90% in SLO | 400.000 | 400.000 | 1.000 |"),
+            std::string::npos)
+      << Slurp(cmp);
+
   // Bad usage and bad input: exit 2, no crash.
   const std::string quiet = " > /dev/null 2>&1";
   EXPECT_EQ(Shell(bin + " bench serve" + quiet), 2);

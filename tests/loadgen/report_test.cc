@@ -145,6 +145,25 @@ json Doc(double tput, double ttft_p50) {
   return doc;
 }
 
+TEST(CapacityTest, HighestRateThatKeepsNinetyPercentInSlo) {
+  auto level = [](double rate, double attainment) {
+    return json{{"mode", "open"},
+                {"rate", rate},
+                {"summary", {{"slo_attainment", attainment}, {"goodput", rate * attainment}}}};
+  };
+  Slo slo;
+  slo.ttft_ms = 2000;
+  json levels = json::array({level(1, 1.0), level(2, 0.95), level(4, 0.5), level(3, 0.85)});
+  json c = CapacityJson(levels, slo);
+  EXPECT_EQ(c["attainment"].get<double>(), 0.9);
+  EXPECT_EQ(c["max_rate"].get<double>(), 2);
+  EXPECT_DOUBLE_EQ(c["goodput_at_max_rate"].get<double>(), 1.9);
+  EXPECT_TRUE(CapacityJson(json::array({level(1, 0.5)}), slo)["max_rate"].is_null());
+  EXPECT_TRUE(CapacityJson(levels, Slo()).is_null());  // no SLO
+  json closed = json::array({{{"mode", "closed"}, {"summary", json::object()}}});
+  EXPECT_TRUE(CapacityJson(closed, slo).is_null());
+}
+
 TEST(CompareTest, RatiosBOverA) {
   StatusOr<std::string> t = CompareReport(Doc(100, 0.2), Doc(150, 0.1), "weft", "llama");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
