@@ -83,6 +83,9 @@ struct ServeOptions {
   // Inter-token latency target of passes with decodes, ms; 0 = off (the
   // fixed budget above). See SchedulerConfig::target_itl_ms.
   double target_itl_ms = 0;
+  // Without it: a pass may take this multiple of its decodes' own time;
+  // 0 = off. See SchedulerConfig::target_itl_ratio.
+  double target_itl_ratio = 0;
   // "fcfs" (priority must be 0) or "priority" (lower runs first).
   std::string scheduling_policy = "fcfs";
   // Waiting requests before 429; 0 = unlimited.
@@ -120,6 +123,9 @@ void RegisterServeFlags(ServeOptions* o, FlagSet* flags) {
   flags->Double("target-itl-ms", &o->target_itl_ms,
                 "size passes with decodes to this inter-token latency (ms) from an online "
                 "cost model, prefill taking the rest; 0 = fixed budget");
+  flags->Double("target-itl-ratio", &o->target_itl_ratio,
+                "without --target-itl-ms: size passes with decodes to this multiple (>= 1) of "
+                "their decodes' predicted time alone; 0 = off");
   flags->String("scheduling-policy", &o->scheduling_policy,
                 "fcfs (requests with priority != 0 are refused) or priority (lower "
                 "'priority' first; preempts the highest value first)");
@@ -207,6 +213,10 @@ int BuildEngineConfig(const ServeOptions& o, runtime::EngineConfig* mc) {
   mc->scheduler.prefill_chunk = static_cast<int>(o.prefill_chunk);
   if (o.target_itl_ms < 0) return Fail(2, "--target-itl-ms must be >= 0");
   mc->scheduler.target_itl_ms = o.target_itl_ms;
+  if (!(o.target_itl_ratio == 0 || o.target_itl_ratio >= 1)) {
+    return Fail(2, "--target-itl-ratio must be 0 (off) or >= 1");
+  }
+  mc->scheduler.target_itl_ratio = o.target_itl_ratio;
   if (o.scheduling_policy == "priority") {
     mc->scheduler.policy = engine::SchedulingPolicy::kPriority;
   } else if (o.scheduling_policy != "fcfs") {

@@ -77,6 +77,8 @@ struct EngineBenchOptions {
   // Inter-token latency targets (ms): each adds the first configuration
   // with passes sized to that target; empty = none.
   std::string targets;
+  // The same for ratios (SchedulerConfig::target_itl_ratio).
+  std::string ratios;
   // S1/S2: add a column with chunking disabled.
   bool unchunked = true;
   // S2: decoding streams and the long requests among them.
@@ -120,6 +122,9 @@ void RegisterEngineBenchFlags(EngineBenchOptions* o, FlagSet* flags) {
   flags->String("target-itl-ms", &o->targets,
                 "add the first configuration with passes sized to each of these inter-token "
                 "latency targets (ms), e.g. 60,90");
+  flags->String("target-itl-ratio", &o->ratios,
+                "add the first configuration with passes sized to each of these multiples "
+                "of their decodes' own time, e.g. 1.5,2");
   flags->Bool("unchunked", &o->unchunked,
               "S1/S2: add a column with chunking disabled (prefill_chunk 0, budget max(2048, "
               "longest prompt + max_seqs))");
@@ -164,6 +169,7 @@ struct EngineBenchSweep {
   std::vector<int64_t> cs, ks, ms, ss;  // concurrency, chunk, budget, seqs
   std::vector<double> rs;               // rates
   std::vector<double> ts;               // ITL targets (ms)
+  std::vector<double> rts;              // ITL target ratios
   // Scheduler configurations: every (budget, max_seqs, chunk) combination
   // (S1/S2: plus the unchunked one).
   std::vector<BenchPoint> configs;
@@ -179,6 +185,7 @@ std::string BuildSweep(const EngineBenchOptions& o, EngineBenchSweep* w) {
   if (!ParseList(o.mbts, &w->ms)) return "bad --max-batched-tokens list";
   if (!ParseList(o.max_seqs, &w->ss)) return "bad --max-seqs list";
   if (!o.targets.empty() && !ParseList(o.targets, &w->ts)) return "bad --target-itl-ms list";
+  if (!o.ratios.empty() && !ParseList(o.ratios, &w->rts)) return "bad --target-itl-ratio list";
   for (int64_t m : w->ms) {
     for (int64_t s : w->ss) {
       engine::SchedulerConfig check;
@@ -208,6 +215,13 @@ std::string BuildSweep(const EngineBenchOptions& o, EngineBenchSweep* w) {
     BenchPoint p = first;
     p.target_itl_ms = t;
     p.label = StrFormat("target %g ms", t);
+    w->configs.push_back(p);
+  }
+  for (double t : w->rts) {
+    if (!(t >= 1)) return "--target-itl-ratio values must be >= 1";
+    BenchPoint p = first;
+    p.target_itl_ratio = t;
+    p.label = StrFormat("target %gx decode", t);
     w->configs.push_back(p);
   }
   if (!w->s1 && !w->s2) {

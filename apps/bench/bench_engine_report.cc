@@ -57,7 +57,7 @@ std::string ResultJson(const BenchResult& r) {
   const BenchPoint& p = r.point;
   return StrFormat(
       "    {\"concurrency\": %lld, \"rate\": %g, \"prefill_chunk\": %lld, "
-      "\"max_batched_tokens\": %lld, \"max_seqs\": %lld, \"target_itl_ms\": %s,\n"
+      "\"max_batched_tokens\": %lld, \"max_seqs\": %lld, \"target_itl_ms\": %s, \"target_itl_ratio\": %s,\n"
       "     \"completed\": %d, \"failed\": %d, \"duration_s\": %.4f, "
       "\"prompt_tokens\": %lld, \"output_tokens\": %lld,\n"
       "     \"output_tok_s\": %.3f, \"total_tok_s\": %.3f, "
@@ -65,7 +65,8 @@ std::string ResultJson(const BenchResult& r) {
       "     \"ttft_ms\": %s,\n     \"itl_ms\": %s,\n     \"e2e_ms\": %s%s}",
       (long long)p.concurrency, p.rate, (long long)p.prefill_chunk,
       (long long)p.max_batched_tokens, (long long)p.max_seqs,
-      p.target_itl_ms > 0 ? StrFormat("%g", p.target_itl_ms).c_str() : "null", r.num_ok,
+      p.target_itl_ms > 0 ? StrFormat("%g", p.target_itl_ms).c_str() : "null",
+      p.target_itl_ratio > 0 ? StrFormat("%g", p.target_itl_ratio).c_str() : "null", r.num_ok,
       r.num_failed, r.duration_s, (long long)r.prompt_tokens,
       (long long)r.output_tokens,
       r.duration_s > 0 ? r.output_tokens / r.duration_s : 0.0,

@@ -99,6 +99,7 @@ StatusOr<std::unique_ptr<engine::Engine>> MakeEngine(const model::Model& model,
   sc.max_seqs = static_cast<int>(pt.max_seqs);
   sc.prefill_chunk = static_cast<int>(pt.prefill_chunk);
   sc.target_itl_ms = pt.target_itl_ms;
+  sc.target_itl_ratio = pt.target_itl_ratio;
   sc.max_model_len = w.MaxLen() + 8;
   sc.max_queue = std::max<int>(1024, static_cast<int>(w.prompts.size()) + 1);
   kv::KvCacheConfig kc;

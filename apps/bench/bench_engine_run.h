@@ -31,6 +31,7 @@ struct BenchPoint {
   int64_t max_batched_tokens = 2048;
   int64_t max_seqs = 64;
   double target_itl_ms = 0;  // > 0: passes sized to this ITL (ms)
+  double target_itl_ratio = 0;  // > 0: to this multiple of decode time
   std::string label;  // workload column name ("" for sweeps)
 };
 

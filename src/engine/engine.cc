@@ -58,6 +58,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(
     ts.idle_prefill_tokens = config.idle_prefill_tokens;
     ts.max_seqs = config.max_seqs;
     ts.target_itl_ms = config.target_itl_ms;
+    ts.target_itl_ratio = config.target_itl_ratio;
     ts.policy = config.policy == SchedulingPolicy::kPriority ? "priority"
                                                               : "fcfs";
     trace->AddStart(ts);

@@ -62,6 +62,11 @@ struct SchedulerConfig {
   // decodes keep the idle budget (throughput). Until the model has seen
   // cost_model_min_samples passes the fixed budget applies.
   double target_itl_ms = 0;
+  // Without target_itl_ms: when > 0, the target of each pass with decodes
+  // is this multiple of the predicted time of its decodes alone (the
+  // slowdown a stream accepts while prompts prefill, whatever the machine,
+  // model or load); 0 = off.
+  double target_itl_ratio = 0;
   // Under target_itl_ms, prompt tokens a pass with decodes takes even when
   // the decodes alone fill the target (an overloaded or infeasible target),
   // so that waiting prompts still progress.
@@ -95,6 +100,9 @@ struct SchedulerConfig {
     if (!(target_itl_ms >= 0)) {
       return InvalidArgumentError("target_itl_ms must be >= 0");
     }
+    if (!(target_itl_ratio == 0 || target_itl_ratio >= 1)) {
+      return InvalidArgumentError("target_itl_ratio must be 0 (off) or >= 1");
+    }
     if (min_prefill_tokens < 0) {
       return InvalidArgumentError("min_prefill_tokens must be >= 0");
     }
@@ -104,6 +112,9 @@ struct SchedulerConfig {
     }
     return OkStatus();
   }
+
+  // Passes with decodes are sized by time (target_itl_ms or _ratio).
+  bool timed() const { return target_itl_ms > 0 || target_itl_ratio > 0; }
 
   // Prompt tokens one sequence may feed in a pass that carries decodes.
   int ChunkCap() const {

@@ -15,20 +15,22 @@ void Scheduler::SizePass(const std::vector<RequestId>& decodes,
     // budget in larger chunks.
     pass->budget = config_.MaxPassTokens();
     pass->chunk_cap = config_.MaxChunk();
-  } else if (!decodes.empty() && config_.target_itl_ms > 0 && cost_.ready()) {
+  } else if (!decodes.empty() && config_.timed() && cost_.ready()) {
     // Time-sized: the decodes' chunks are charged as they are planned.
+    PassFeatures f;
+    for (RequestId id : decodes) f.Add(Find(id)->num_computed_tokens, 1, true);
+    const double decode_ms = cost_.Predict(f);
+    const double target = config_.target_itl_ms > 0
+                              ? config_.target_itl_ms
+                              : config_.target_itl_ratio * decode_ms;
     pass->timed = true;
-    pass->time_left_ms = config_.target_itl_ms - cost_.coefficients().fixed_ms;
+    pass->time_left_ms = target - cost_.coefficients().fixed_ms;
     pass->budget = config_.MaxPassTokens();
     pass->chunk_cap = config_.MaxChunk();
-    pass->plan.target_ms = config_.target_itl_ms;
+    pass->plan.target_ms = target;
     // The budget reported: the decodes plus the prompt tokens that the time
     // they leave would allow at context 0.
-    double left = pass->time_left_ms;
-    for (RequestId id : decodes) {
-      const Request* r = Find(id);
-      left -= cost_.ChunkMs(r->num_computed_tokens, 1, true);
-    }
+    const double left = target - decode_ms;
     const int d = static_cast<int>(decodes.size());
     pass->plan.budget =
         d + std::max(cost_.MaxChunkWithin(left, 0, -1, pass->budget - d),

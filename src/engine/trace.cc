@@ -48,10 +48,11 @@ void TraceWriter::AddStart(const TraceStart& s) {
       "{\"ev\":\"start\",\"unix_ms\":%lld,"
       "\"max_batched_tokens\":%d,\"prefill_chunk\":%d,"
       "\"idle_prefill_tokens\":%d,\"max_seqs\":%d,\"target_itl_ms\":%s,"
-      "\"policy\":\"%s\"}",
+      "\"target_itl_ratio\":%s,\"policy\":\"%s\"}",
       (long long)s.unix_ms, s.max_batched_tokens, s.prefill_chunk,
       s.idle_prefill_tokens, s.max_seqs,
       s.target_itl_ms > 0 ? TraceMs(s.target_itl_ms).c_str() : "null",
+      s.target_itl_ratio > 0 ? TraceMs(s.target_itl_ratio).c_str() : "null",
       s.policy));
 }
 

@@ -3,6 +3,7 @@
 //
 //   {"ev":"start","unix_ms":...,"max_batched_tokens":...,"prefill_chunk":...,
 //    "idle_prefill_tokens":...,"max_seqs":...,"target_itl_ms":...|null,
+//    "target_itl_ratio":...|null,
 //    "policy":"fcfs|priority"}
 //   {"ev":"pass","step":N,"t_ms":...,"seqs":...,"decode":...,
 //    "prefill_seqs":...,"prefill_tokens":...,"tokens":...,"budget":...,
@@ -105,6 +106,7 @@ struct TraceStart {
   int idle_prefill_tokens = 0;
   int max_seqs = 0;
   double target_itl_ms = 0;  // 0: off
+  double target_itl_ratio = 0;  // 0: off
   const char* policy = "fcfs";  // scheduling policy (a fixed word)
 };
 

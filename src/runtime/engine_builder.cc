@@ -175,6 +175,7 @@ server::EngineInfo MakeEngineInfo(const EngineConfig& config,
   ei.scheduling_policy =
       s.sched.policy == engine::SchedulingPolicy::kPriority ? "priority" : "fcfs";
   if (s.sched.target_itl_ms > 0) ei.target_itl_ms = s.sched.target_itl_ms;
+  if (s.sched.target_itl_ratio > 0) ei.target_itl_ratio = s.sched.target_itl_ratio;
   return ei;
 }
 

@@ -163,6 +163,8 @@ struct EngineInfo {
   std::optional<std::string> scheduling_policy;  // "fcfs" or "priority"
   std::optional<double> target_itl_ms;  // pass-size latency target; unset
                                         // = off (fixed token budget)
+  std::optional<double> target_itl_ratio;  // the same as a multiple of
+                                           // the decodes' own time
 };
 
 // The engine's online model of a pass's time (engine/pass_cost_model.h):

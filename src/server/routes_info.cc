@@ -187,6 +187,7 @@ void HandleEffectiveConfig(ServerState& s, Exchange& ex) {
       {"admission_ceiling_reason", OrNull(st.admission_ceiling_reason)},
       {"scheduling_policy", OrNull(e.scheduling_policy)},
       {"target_itl_ms", OrNull(e.target_itl_ms)},
+      {"target_itl_ratio", OrNull(e.target_itl_ratio)},
       {"pass_cost_model", PassCostJson(st.pass_cost)}};
   json kv = {{"block_size", OrNull(e.kv_block_size)},
              {"blocks_total", OrNull(st.kv_blocks_total)},

@@ -16,6 +16,7 @@ namespace {
 
 using testing::Prompt;
 using testing::Sim;
+using testing::FakeExecutor;
 
 // Deterministic noise in [-1, 1).
 struct Noise {
@@ -243,6 +244,37 @@ TEST(SloSchedulingTest, CostModelFindsTheFakesCosts) {
   EXPECT_NEAR(c.per_token_ms, 0.05, 0.005);
   EXPECT_NEAR(c.per_logit_row_ms, 0.2, 0.02);
   EXPECT_NEAR(c.per_1k_context_ms, 0.05, 0.005);
+}
+
+TEST(SloSchedulingTest, RatioTargetFollowsTheDecodesOwnCost) {
+  // target_itl_ratio: each pass may take 1.5x what its decodes alone take,
+  // however many streams there are.
+  SchedulerConfig cfg = S2Config(0);
+  cfg.target_itl_ratio = 1.5;
+  Sim sim(cfg, Kv(1024));
+  SetCosts(&sim);
+  const FakeExecutor& fake = sim.exec();
+  int timed = 0;
+  for (RequestId id = 0; id < 8; ++id) {
+    ASSERT_TRUE(sim.Submit(id, Prompt(int(id) * 100, 64), MaxTokens(100 + 40 * int(id))).ok());
+  }
+  for (int i = 0; i < 60; ++i) sim.Step();
+  ASSERT_TRUE(sim.Submit(99, Prompt(5000, 1500), MaxTokens(4)).ok());
+  ASSERT_TRUE(sim.Submit(98, Prompt(9000, 1500), MaxTokens(4)).ok());
+  while (sim.sched().HasWork()) {
+    const StepPlan p = sim.Step();
+    if (p.target_ms < 0) continue;
+    ++timed;
+    double decode_ms = fake.a;
+    for (const ScheduledSeq& s : p.seqs) {
+      if (s.start_pos < s.num_prompt_tokens) continue;
+      decode_ms += fake.b + fake.d + fake.c * (s.start_pos + 1) / 1000.0;
+    }
+    EXPECT_NEAR(p.target_ms, 1.5 * decode_ms, 0.1 * decode_ms);  // the fit's
+    EXPECT_LE(fake.last_ms, 1.1 * p.target_ms) << "step " << p.step;
+  }
+  EXPECT_GT(timed, 50);
+  sim.CheckAllDone();
 }
 
 TEST(SloSchedulingTest, InfeasibleTargetStillAdmitsPrompts) {

@@ -38,6 +38,7 @@ def check_trace(recs, runs, requests_per_run, budgets):
     assert [s["max_batched_tokens"] for s in starts] == budgets
     idle_budgets = [s["idle_prefill_tokens"] for s in starts]
     targets = [s["target_itl_ms"] for s in starts]
+    ratios = [s["target_itl_ratio"] for s in starts]
     run = -1
     for r in recs:
         if r["ev"] == "start":
@@ -65,8 +66,11 @@ def check_trace(recs, runs, requests_per_run, budgets):
                       "pass_ms"):
                 assert r[k] >= 0
             if r["target_ms"] is not None:  # sized by time: any budget
-                assert targets[run] is not None and r["decode"] > 0
-                assert r["target_ms"] == targets[run]
+                assert r["decode"] > 0
+                if targets[run] is not None:
+                    assert r["target_ms"] == targets[run]
+                else:
+                    assert ratios[run] is not None
                 assert r["predicted_ms"] >= 0
         elif r["ev"] == "cost_model":
             assert r["samples"] >= 1 and r["step"] <= last_step
@@ -134,16 +138,19 @@ def test_s2_with_an_itl_target(tmp_path):
               "300", "--s2-long-count", "1", "--s2-long-output", "4",
               "--s2-interval", "0.05", "--prefill-chunk", "16",
               "--max-batched-tokens", "32", "--max-seqs", "8", "--no-unchunked",
-              "--target-itl-ms", "2", "--json", str(out), "--trace", str(trace))
+              "--target-itl-ms", "2", "--target-itl-ratio", "1.5",
+              "--json", str(out), "--trace", str(trace))
     assert r.returncode == 0, r.stderr
     header = [l for l in r.stdout.splitlines() if l.startswith("| metric |")]
-    assert header == ["| metric | budget 32 chunk 16 | target 2 ms |"]
+    assert header == [
+        "| metric | budget 32 chunk 16 | target 2 ms | target 1.5x decode |"]
     j = json.loads(out.read_text())
-    assert [x["target_itl_ms"] for x in j["runs"]] == [None, 2]
+    assert [x["target_itl_ms"] for x in j["runs"]] == [None, 2, None]
+    assert [x["target_itl_ratio"] for x in j["runs"]] == [None, None, 1.5]
     for x in j["runs"]:
         assert x["completed"] == 4 and x["failed"] == 0
     recs = read_trace(trace)
-    check_trace(recs, 2, 4, [32, 32])
+    check_trace(recs, 3, 4, [32, 32, 32])
     starts = [i for i, r in enumerate(recs) if r["ev"] == "start"]
     timed = [r for r in recs[starts[1]:] if r["ev"] == "pass"
              and r["target_ms"] is not None]

@@ -105,6 +105,7 @@ def test_models_health_and_effective_config(gemma, client):
     assert cfg["scheduler"]["max_in_flight"] == 16
     assert cfg["scheduler"]["scheduling_policy"] == "fcfs"
     assert cfg["scheduler"]["target_itl_ms"] is None
+    assert cfg["scheduler"]["target_itl_ratio"] is None
     assert set(cfg["scheduler"]["pass_cost_model"]) == {
         "ready", "samples", "fixed_ms", "per_token_ms", "per_logit_row_ms",
         "per_1k_context_ms", "rms_ms"}
@@ -613,6 +614,7 @@ def test_sigterm_drains_then_exits_0(weft_serve_factory):
     (["--kv-memory", "64K", "--ctx", "512"], "--kv-memory"),  # holds 96
     (["--scheduling-policy", "lifo"], "--scheduling-policy"),
     (["--target-itl-ms", "-5"], "--target-itl-ms"),
+    (["--target-itl-ratio", "0.5"], "--target-itl-ratio"),
 ])
 def test_bad_command_lines_exit_2(args, needle):
     if "-m" not in args:
