@@ -4,10 +4,12 @@
 # 1. S2 in process (`weft bench engine --workload S2`: 8 streams, prompt 64,
 #    output 512, a 2,048-token prompt every 10 s, 3 times): the fixed budgets
 #    swept (prefill chunk CHUNKS, budget 160) side by side with passes sized
-#    to TARGET ms (--target-itl-ms). TARGET defaults to 1.5x the streams'
-#    undisturbed ITL p50, measured first by a run without long prompts.
+#    to TARGET ms (--target-itl-ms) and to 1.5x / 2x the decodes' own time
+#    (--target-itl-ratio). TARGET defaults to 1.5x the streams'
+#    undisturbed ITL p50 (gaps overlapping no prefill) in a short S2 run.
 # 2. Goodput: S1 prompts (256 in, 128 out) at Poisson rates RATES against
-#    `weft serve` (fixed budget, and --target-itl-ms TARGET) and llama-server
+#    `weft serve` (fixed budget, --target-itl-ms TARGET, --target-itl-ratio 2)
+#    and llama-server
 #    (-np 16), in turn, SLO TTFT 2 s / TPOT 100 ms (vLLM's --goodput
 #    spelling); the capacity (highest rate with 90% in SLO) of each.
 #
@@ -34,7 +36,8 @@ fi
 echo "target ITL: $TARGET ms" | tee "$OUT/target.txt"
 
 "$WEFT" bench engine -m "$MODEL" -t 2 --workload S2 --no-unchunked --max-batched-tokens 160 \
-  --prefill-chunk "$CHUNKS" --target-itl-ms "$TARGET" --json "$OUT/s2.json" \
+  --prefill-chunk "$CHUNKS" --target-itl-ms "$TARGET" --target-itl-ratio 1.5,2 \
+  --json "$OUT/s2.json" \
   --trace "$OUT/s2-trace.jsonl" > "$OUT/s2.md" 2>&1
 
 serve_run() {  # NAME PORT -- server command...
@@ -53,8 +56,11 @@ serve_run() {  # NAME PORT -- server command...
 serve_run weft 18090 -- "$WEFT" serve -m "$MODEL" --port 18090 -t 2
 serve_run weft-target 18091 -- "$WEFT" serve -m "$MODEL" --port 18091 -t 2 \
   --target-itl-ms "$TARGET"
+serve_run weft-ratio 18093 -- "$WEFT" serve -m "$MODEL" --port 18093 -t 2 \
+  --target-itl-ratio 2
 serve_run llama-server 18092 -- "$LB/llama-server" -m "$MODEL" --port 18092 -t 2 -np 16 \
   -c $((2048 * 16))
 "$WEFT" bench compare "$OUT/llama-server.json" "$OUT/weft.json" > "$OUT/compare-weft.md" || true
-"$WEFT" bench compare "$OUT/llama-server.json" "$OUT/weft-target.json" \
-  > "$OUT/compare-weft-target.md" || true
+for w in weft-target weft-ratio; do
+  "$WEFT" bench compare "$OUT/llama-server.json" "$OUT/$w.json" > "$OUT/compare-$w.md" || true
+done
