@@ -1,0 +1,76 @@
+// A structured-output constraint for one sequence: which tokens may come
+// next so that the output stays a prefix of a sentence of a Grammar
+// (grammar.h), and end tokens only when the output is a whole sentence.
+// The same shape as JsonConstraint (json_constraint.h), whose VocabBytes
+// and mask helpers it uses.
+//
+//   auto g = CompileConstraint(ConstraintKind::kJsonSchema, schema_text);  // grammar_cache.h
+//   GrammarConstraint c(*g, vocab, end_tokens);                           // per sequence
+//   loop: c.Allows(argmax) first, else c.AllowedMask(); ... c.Accept(t);
+//
+// A mask walks the vocabulary in byte order as a trie (tokens sharing a
+// rejected prefix are skipped; a shared prefix's state is computed once).
+// Masks are cached by grammar state, up to kMaskCacheEntries per sequence.
+//
+// Thread safety: the Grammar and VocabBytes are immutable and shared; a
+// GrammarConstraint is used by one thread at a time.
+// Invariants: state_ is a state the grammar reached by accepting every
+// token so far, unless broken_ (a token the mask did not allow was
+// accepted), after which only end tokens are allowed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "sampling/grammar.h"
+#include "sampling/json_constraint.h"
+
+namespace weft::sampling {
+
+class GrammarConstraint {
+ public:
+  static constexpr int kMaskCacheEntries = 8;
+
+  // REQUIRES: grammar, vocab != nullptr; end tokens in [0, vocab->size()).
+  GrammarConstraint(std::shared_ptr<const Grammar> grammar,
+                    std::shared_ptr<const VocabBytes> vocab, std::vector<int32_t> end_tokens);
+
+  // Whether token may come next. REQUIRES: token in [0, vocab size).
+  bool Allows(int32_t token) const;
+  // Mask of the tokens that may come next (MaskHas); valid until the next
+  // call on this object. All zero only if no token can continue (a cap of
+  // grammar.h was reached, or the vocabulary lacks the bytes needed).
+  std::span<const uint64_t> AllowedMask();
+  // Records the token that came; one Allows() refused breaks the
+  // constraint (only end tokens from then on).
+  void Accept(int32_t token);
+
+  // Whether the output so far is a whole sentence (end tokens allowed).
+  bool complete() const { return !broken_ && grammar_->Complete(state_); }
+  // Whether nothing but an end token may come.
+  bool finished() const { return broken_ || !grammar_->CanContinue(state_); }
+  const GrammarState& state() const { return state_; }
+
+ private:
+  struct CachedMask {
+    GrammarState state;
+    uint64_t hash = 0;
+    uint64_t last_use = 0;
+    std::vector<uint64_t> bits;
+  };
+  bool IsEnd(int32_t token) const;
+  void ComputeMask(std::vector<uint64_t>* bits) const;
+
+  std::shared_ptr<const Grammar> grammar_;
+  std::shared_ptr<const VocabBytes> vocab_;
+  std::vector<int32_t> end_tokens_;  // sorted
+  GrammarState state_;
+  bool broken_ = false;
+  uint64_t uses_ = 0;
+  std::vector<CachedMask> cache_;   // <= kMaskCacheEntries
+  std::vector<uint64_t> end_mask_;  // only the end tokens
+};
+
+}  // namespace weft::sampling
