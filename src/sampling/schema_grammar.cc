@@ -65,9 +65,7 @@ class SchemaCompiler {
   }
 
  private:
-  static Status Error(const std::string& what) {
-    return InvalidArgumentError("json_schema: " + what);
-  }
+  static Status Error(const std::string& what) { return InvalidArgumentError("json_schema: " + what); }
 
   // Keywords of s other than annotations.
   static std::vector<std::string> Constraints(const Json& s) {
