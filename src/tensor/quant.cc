@@ -28,29 +28,19 @@ void DequantF32(const uint8_t* src, float* dst, int64_t n) {
 void QuantF32(const float* src, uint8_t* dst, int64_t n) {
   std::memcpy(dst, src, static_cast<size_t>(n) * 4);
 }
-void DequantF16(const uint8_t* src, float* dst, int64_t n) {
+// IEEE half and bfloat16: 16-bit elements through their conversions.
+template <float (*kToF32)(uint16_t)>
+void DequantHalf(const uint8_t* src, float* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     uint16_t h;
     std::memcpy(&h, src + 2 * i, 2);
-    dst[i] = Fp16ToFp32(h);
+    dst[i] = kToF32(h);
   }
 }
-void QuantF16(const float* src, uint8_t* dst, int64_t n) {
+template <uint16_t (*kFromF32)(float)>
+void QuantHalf(const float* src, uint8_t* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    const uint16_t h = Fp32ToFp16(src[i]);
-    std::memcpy(dst + 2 * i, &h, 2);
-  }
-}
-void DequantBF16(const uint8_t* src, float* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint16_t h;
-    std::memcpy(&h, src + 2 * i, 2);
-    dst[i] = Bf16ToFp32(h);
-  }
-}
-void QuantBF16(const float* src, uint8_t* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const uint16_t h = Fp32ToBf16(src[i]);
+    const uint16_t h = kFromF32(src[i]);
     std::memcpy(dst + 2 * i, &h, 2);
   }
 }
@@ -63,8 +53,8 @@ void QuantBF16(const float* src, uint8_t* dst, int64_t n) {
 
 constexpr BlockKernels kKernels[] = {
     {GgmlType::kF32, &DequantF32, &QuantF32},
-    {GgmlType::kF16, &DequantF16, &QuantF16},
-    {GgmlType::kBF16, &DequantBF16, &QuantBF16},
+    {GgmlType::kF16, &DequantHalf<Fp16ToFp32>, &QuantHalf<Fp32ToFp16>},
+    {GgmlType::kBF16, &DequantHalf<Bf16ToFp32>, &QuantHalf<Fp32ToBf16>},
     WEFT_KERNELS(Q4_0),
     WEFT_KERNELS(Q4_1),
     WEFT_KERNELS(Q5_0),

@@ -37,6 +37,20 @@ inline int RoundClamp(float x, int lo, int hi) {
   return static_cast<int>(r);
 }
 
+// The value of largest magnitude among x[0..n): the first one on ties, 0
+// when every one is 0 (its magnitude is then std::fabs of it).
+inline float SignedAbsMax(const float* x, int n) {
+  float amax = 0.0f;
+  float max = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    if (amax < std::fabs(x[j])) {
+      amax = std::fabs(x[j]);
+      max = x[j];
+    }
+  }
+  return max;
+}
+
 // Block i of a packed array, copied out (no alignment needed).
 template <typename Block>
 Block LoadBlock(const uint8_t* src, int64_t i) {

@@ -42,15 +42,8 @@ int NearestValue(float x) {
 float SubBlockScale(const float* x) {
   constexpr int kTries = 7;
   const int8_t* values = kIQ4NLValues;
-  float amax = 0, max = 0;
-  for (int j = 0; j < 32; ++j) {
-    const float ax = std::fabs(x[j]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[j];
-    }
-  }
-  if (amax < 1e-15f) return 0;
+  const float max = SignedAbsMax(x, 32);
+  if (std::fabs(max) < 1e-15f) return 0;
   float d = -max / values[0];
   float id = 1 / d;
   float sumqx = 0, sumq2 = 0;
@@ -88,16 +81,9 @@ void QuantizeIQ4_NL(const float* src, uint8_t* dst, int64_t nb) {
   int codes[kQK4_NL] = {};
   for (int64_t i = 0; i < nb; ++i) {
     const float* x = src + i * kQK4_NL;
-    float amax = 0, max = 0;
-    for (int j = 0; j < kQK4_NL; ++j) {
-      const float ax = std::fabs(x[j]);
-      if (ax > amax) {
-        amax = ax;
-        max = x[j];
-      }
-    }
+    const float max = SignedAbsMax(x, kQK4_NL);
     float d = 0;
-    if (amax >= 1e-15f) {
+    if (std::fabs(max) >= 1e-15f) {
       // The largest magnitude on the table's end, then the least-squares
       // scale of those codes, each element weighted by x^2.
       const float id = 1 / (max / kIQ4NLValues[0]);
@@ -127,15 +113,8 @@ void QuantizeIQ4_XS(const float* src, uint8_t* dst, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const float* x = src + i * kQK_K;
     float scales[kQK_K / 32];
-    float max_scale = 0, amax_scale = 0;
-    for (int ib = 0; ib < kQK_K / 32; ++ib) {
-      scales[ib] = SubBlockScale(x + 32 * ib);
-      const float abs_d = std::fabs(scales[ib]);
-      if (abs_d > amax_scale) {
-        amax_scale = abs_d;
-        max_scale = scales[ib];
-      }
-    }
+    for (int ib = 0; ib < kQK_K / 32; ++ib) scales[ib] = SubBlockScale(x + 32 * ib);
+    const float max_scale = SignedAbsMax(scales, kQK_K / 32);
     BlockIQ4_XS b;
     std::memset(&b, 0, sizeof(b));
     const float d = -max_scale / 32;

@@ -94,70 +94,35 @@ void SearchScalesK4(const float* x, int nmax, float rmin, int nstep,
   QuantizeScalesK4(x, scales, mins, nmax, packed_scales, d, dmin, L);
 }
 
-}  // namespace
+// Q4_K and Q5_K (Block: BlockQ4_K or BlockQ5_K, whose qh holds the 5th
+// bits): 8 groups of 32, x = d * sc * q - dmin * m.
+template <typename Block>
+inline constexpr bool kHas5th = requires(Block b) { b.qh; };
 
-// ---- Q4_K ----
-
-void QuantizeQ4_K(const float* src, uint8_t* dst, int64_t nb) {
+template <typename Block>
+void QuantizeK45(const float* src, uint8_t* dst, int64_t nb) {
+  constexpr bool kQ5 = kHas5th<Block>;
   for (int64_t i = 0; i < nb; ++i) {
     const float* x = src + i * kQK_K;
-    BlockQ4_K b;
+    Block b;
     uint8_t L[kQK_K] = {};
-    SearchScalesK4(x, 15, -1.f, 20, b.scales, &b.d, &b.dmin, L);
-    uint8_t* q = b.qs;
-    for (int j = 0; j < kQK_K; j += 64) {
-      for (int l = 0; l < 32; ++l) {
-        q[l] = static_cast<uint8_t>(L[j + l] | (L[j + l + 32] << 4));
-      }
-      q += 32;
-    }
-    StoreBlock(b, dst, i);
-  }
-}
-
-void DequantizeQ4_K(const uint8_t* src, float* dst, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i) {
-    const auto b = LoadBlock<BlockQ4_K>(src, i);
-    const float d = Fp16ToFp32(b.d);
-    const float min = Fp16ToFp32(b.dmin);
-    float* y = dst + i * kQK_K;
-    const uint8_t* q = b.qs;
-    for (int j = 0, is = 0; j < kQK_K; j += 64, is += 2, q += 32) {
-      uint8_t sc, m;
-      ScaleMinK4(is, b.scales, &sc, &m);
-      const float d1 = d * sc, m1 = min * m;
-      ScaleMinK4(is + 1, b.scales, &sc, &m);
-      const float d2 = d * sc, m2 = min * m;
-      for (int l = 0; l < 32; ++l)
-        *y++ = d1 * static_cast<float>(q[l] & 0x0f) - m1;
-      for (int l = 0; l < 32; ++l)
-        *y++ = d2 * static_cast<float>(q[l] >> 4) - m2;
-    }
-  }
-}
-
-// ---- Q5_K ----
-
-void QuantizeQ5_K(const float* src, uint8_t* dst, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i) {
-    const float* x = src + i * kQK_K;
-    BlockQ5_K b;
-    uint8_t L[kQK_K] = {};
-    SearchScalesK4(x, 31, -0.5f, 15, b.scales, &b.d, &b.dmin, L);
-    std::memset(b.qh, 0, sizeof(b.qh));
+    SearchScalesK4(x, kQ5 ? 31 : 15, kQ5 ? -0.5f : -1.f, kQ5 ? 15 : 20, b.scales, &b.d, &b.dmin,
+                   L);
+    if constexpr (kQ5) std::memset(b.qh, 0, sizeof(b.qh));
     uint8_t* ql = b.qs;
     uint8_t m1 = 1, m2 = 2;
     for (int n = 0; n < kQK_K; n += 64) {
       for (int j = 0; j < 32; ++j) {
-        int l1 = L[n + j];
-        if (l1 > 15) {
-          l1 -= 16;
-          b.qh[j] |= m1;
-        }
-        int l2 = L[n + j + 32];
-        if (l2 > 15) {
-          l2 -= 16;
-          b.qh[j] |= m2;
+        int l1 = L[n + j], l2 = L[n + j + 32];
+        if constexpr (kQ5) {
+          if (l1 > 15) {
+            l1 -= 16;
+            b.qh[j] |= m1;
+          }
+          if (l2 > 15) {
+            l2 -= 16;
+            b.qh[j] |= m2;
+          }
         }
         ql[j] = static_cast<uint8_t>(l1 | (l2 << 4));
       }
@@ -169,9 +134,10 @@ void QuantizeQ5_K(const float* src, uint8_t* dst, int64_t nb) {
   }
 }
 
-void DequantizeQ5_K(const uint8_t* src, float* dst, int64_t nb) {
+template <typename Block>
+void DequantizeK45(const uint8_t* src, float* dst, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
-    const auto b = LoadBlock<BlockQ5_K>(src, i);
+    const auto b = LoadBlock<Block>(src, i);
     const float d = Fp16ToFp32(b.d);
     const float min = Fp16ToFp32(b.dmin);
     float* y = dst + i * kQK_K;
@@ -183,18 +149,36 @@ void DequantizeQ5_K(const uint8_t* src, float* dst, int64_t nb) {
       const float d1 = d * sc, m1 = min * m;
       ScaleMinK4(is + 1, b.scales, &sc, &m);
       const float d2 = d * sc, m2 = min * m;
+      // The 5th bit of each code (Q5_K; u1, u2 select it in qh).
+      auto high = [&](int l, uint8_t u) {
+        if constexpr (kHas5th<Block>) return (b.qh[l] & u) ? 16 : 0;
+        return 0;
+      };
       for (int l = 0; l < 32; ++l) {
-        const int v = (ql[l] & 0x0f) + ((b.qh[l] & u1) ? 16 : 0);
-        *y++ = d1 * static_cast<float>(v) - m1;
+        *y++ = d1 * static_cast<float>((ql[l] & 0x0f) + high(l, u1)) - m1;
       }
       for (int l = 0; l < 32; ++l) {
-        const int v = (ql[l] >> 4) + ((b.qh[l] & u2) ? 16 : 0);
-        *y++ = d2 * static_cast<float>(v) - m2;
+        *y++ = d2 * static_cast<float>((ql[l] >> 4) + high(l, u2)) - m2;
       }
       u1 = static_cast<uint8_t>(u1 << 2);
       u2 = static_cast<uint8_t>(u2 << 2);
     }
   }
+}
+
+}  // namespace
+
+void QuantizeQ4_K(const float* src, uint8_t* dst, int64_t nb) {
+  QuantizeK45<BlockQ4_K>(src, dst, nb);
+}
+void DequantizeQ4_K(const uint8_t* src, float* dst, int64_t nb) {
+  DequantizeK45<BlockQ4_K>(src, dst, nb);
+}
+void QuantizeQ5_K(const float* src, uint8_t* dst, int64_t nb) {
+  QuantizeK45<BlockQ5_K>(src, dst, nb);
+}
+void DequantizeQ5_K(const uint8_t* src, float* dst, int64_t nb) {
+  DequantizeK45<BlockQ5_K>(src, dst, nb);
 }
 
 // ---- Q6_K ----
@@ -206,17 +190,11 @@ void QuantizeQ6_K(const float* src, uint8_t* dst, int64_t nb) {
     std::memset(&b, 0, sizeof(b));
     int8_t L[kQK_K] = {};
     float scales[16];
-    float max_scale = 0, max_abs_scale = 0;
     for (int ib = 0; ib < 16; ++ib) {
-      const float scale =
-          MakeQxQuants(16, 32, x + 16 * ib, L + 16 * ib, 1, nullptr);
-      scales[ib] = scale;
-      if (std::fabs(scale) > max_abs_scale) {
-        max_abs_scale = std::fabs(scale);
-        max_scale = scale;
-      }
+      scales[ib] = MakeQxQuants(16, 32, x + 16 * ib, L + 16 * ib, 1, nullptr);
     }
-    if (max_abs_scale < kGroupMaxEps) {  // all (near) zero: an all-zero block
+    const float max_scale = SignedAbsMax(scales, 16);
+    if (std::fabs(max_scale) < kGroupMaxEps) {  // all (near) zero: an all-zero block
       StoreBlock(b, dst, i);
       continue;
     }
@@ -290,15 +268,8 @@ void QuantizeQ8_K(const float* src, uint8_t* dst, int64_t nb) {
     const float* x = src + i * kQK_K;
     BlockQ8_K b;
     std::memset(&b, 0, sizeof(b));
-    float max = 0, amax = 0;
-    for (int j = 0; j < kQK_K; ++j) {
-      const float ax = std::fabs(x[j]);
-      if (ax > amax) {
-        amax = ax;
-        max = x[j];
-      }
-    }
-    if (amax != 0.0f) {
+    const float max = SignedAbsMax(x, kQK_K);
+    if (max != 0.0f) {
       const float iscale = -127.f / max;
       for (int j = 0; j < kQK_K; ++j) {
         b.qs[j] = static_cast<int8_t>(std::min(127, NearestInt(iscale * x[j])));

@@ -22,6 +22,18 @@ void UnpackScalesQ3K(const uint8_t packed[12], int8_t out[16]) {
   }
 }
 
+// Packs a super-block's 2-bit codes L[0..256) into qs: element 128n + 32j +
+// l at bits 2j of byte 32n + l.
+template <typename Code>
+void PackCodes2(const Code* L, uint8_t* qs) {
+  for (int j = 0; j < kQK_K; j += 128) {
+    for (int l = 0; l < 32; ++l) {
+      qs[j / 4 + l] = static_cast<uint8_t>(L[j + l] | (L[j + l + 32] << 2) |
+                                           (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
+    }
+  }
+}
+
 }  // namespace
 
 // ---- Q2_K ----
@@ -71,13 +83,7 @@ void QuantizeQ2_K(const float* src, uint8_t* dst, int64_t nb) {
         L[16 * j + ii] = static_cast<uint8_t>(std::clamp(l, 0, 3));
       }
     }
-    for (int j = 0; j < kQK_K; j += 128) {
-      for (int l = 0; l < 32; ++l) {
-        b.qs[j / 4 + l] =
-            static_cast<uint8_t>(L[j + l] | (L[j + l + 32] << 2) |
-                                 (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
-      }
-    }
+    PackCodes2(L, b.qs);
     StoreBlock(b, dst, i);
   }
 }
@@ -116,15 +122,8 @@ void QuantizeQ3_K(const float* src, uint8_t* dst, int64_t nb) {
     std::memset(&b, 0, sizeof(b));
     int8_t L[kQK_K] = {};
     float scales[16];
-    float max_scale = 0, amax = 0;
-    for (int j = 0; j < 16; ++j) {
-      scales[j] = MakeQ3Quants(16, 4, x + 16 * j, L + 16 * j, true);
-      const float scale = std::fabs(scales[j]);
-      if (scale > amax) {
-        amax = scale;
-        max_scale = scales[j];
-      }
-    }
+    for (int j = 0; j < 16; ++j) scales[j] = MakeQ3Quants(16, 4, x + 16 * j, L + 16 * j, true);
+    const float max_scale = SignedAbsMax(scales, 16);
     if (max_scale != 0.0f) {
       const float iscale = -32.f / max_scale;
       for (int j = 0; j < 16; ++j) {
@@ -159,13 +158,7 @@ void QuantizeQ3_K(const float* src, uint8_t* dst, int64_t nb) {
         L[j] -= 4;
       }
     }
-    for (int j = 0; j < kQK_K; j += 128) {
-      for (int l = 0; l < 32; ++l) {
-        b.qs[j / 4 + l] =
-            static_cast<uint8_t>(L[j + l] | (L[j + l + 32] << 2) |
-                                 (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
-      }
-    }
+    PackCodes2(L, b.qs);
     StoreBlock(b, dst, i);
   }
 }

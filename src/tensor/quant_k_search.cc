@@ -26,15 +26,8 @@ float QxWeight(const float* qw, int rmse_type, const float* x, int i) {
 
 float MakeQxQuants(int n, int nmax, const float* x, int8_t* L, int rmse_type,
                    const float* qw) {
-  float max = 0, amax = 0;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[i];
-    }
-  }
-  if (amax < kGroupMaxEps) {
+  const float max = SignedAbsMax(x, n);
+  if (std::fabs(max) < kGroupMaxEps) {
     std::fill(L, L + n, 0);
     return 0.f;
   }
@@ -87,15 +80,8 @@ float MakeQxQuants(int n, int nmax, const float* x, int8_t* L, int rmse_type,
 }
 
 float MakeQ3Quants(int n, int nmax, const float* x, int8_t* L, bool do_rmse) {
-  float max = 0, amax = 0;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[i];
-    }
-  }
-  if (amax < kGroupMaxEps) {
+  const float max = SignedAbsMax(x, n);
+  if (std::fabs(max) < kGroupMaxEps) {
     std::fill(L, L + n, 0);
     return 0.f;
   }

@@ -14,19 +14,6 @@
 namespace weft::quant_internal {
 namespace {
 
-// The signed value of largest magnitude (the first one on ties).
-float SignedAbsMax(const float* x, int n) {
-  float amax = 0.0f;
-  float max = 0.0f;
-  for (int j = 0; j < n; ++j) {
-    if (amax < std::fabs(x[j])) {
-      amax = std::fabs(x[j]);
-      max = x[j];
-    }
-  }
-  return max;
-}
-
 void MinMax(const float* x, int n, float* min, float* max) {
   *min = FLT_MAX;
   *max = -FLT_MAX;
@@ -84,171 +71,153 @@ void DequantizeBlock32(const int* q, int offset, float d, const float* m,
   }
 }
 
-}  // namespace
-
-// ---- Q4_0 and Q5_0: symmetric, d = signed absmax / -(2^bits / 2) ----
-
-void QuantizeQ4_0(const float* src, uint8_t* dst, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i) {
-    const float* x = src + i * kQK4_0;
-    const float d = SignedAbsMax(x, kQK4_0) / -8;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    BlockQ4_0 b;
-    b.d = Fp32ToFp16(d);
-    int q[32];
-    QuantizeBlock32(x, 0.0f, id, 8.5f, 15, q);
-    PackQ4(q, b.qs);
-    StoreBlock(b, dst, i);
+// The 32 codes of a Q4 or Q5 block (Q5: the blocks with qh) in and out.
+template <typename Block>
+void PackCodes(const int* q, Block* b) {
+  if constexpr (requires { b->qh; }) {
+    PackQ5(q, b->qs, b->qh);
+  } else {
+    PackQ4(q, b->qs);
   }
 }
 
-void DequantizeQ4_0(const uint8_t* src, float* dst, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i) {
-    const auto b = LoadBlock<BlockQ4_0>(src, i);
-    int q[32];
-    UnpackQ4(b.qs, q);
-    DequantizeBlock32(q, 8, Fp16ToFp32(b.d), nullptr, dst + i * kQK4_0);
-  }
-}
-
-void QuantizeQ5_0(const float* src, uint8_t* dst, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i) {
-    const float* x = src + i * kQK5_0;
-    const float d = SignedAbsMax(x, kQK5_0) / -16;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    BlockQ5_0 b;
-    b.d = Fp32ToFp16(d);
-    int q[32];
-    QuantizeBlock32(x, 0.0f, id, 16.5f, 31, q);
-    PackQ5(q, b.qs, b.qh);
-    StoreBlock(b, dst, i);
-  }
-}
-
-void DequantizeQ5_0(const uint8_t* src, float* dst, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i) {
-    const auto b = LoadBlock<BlockQ5_0>(src, i);
-    int q[32];
+template <typename Block>
+void UnpackCodes(const Block& b, int* q) {
+  if constexpr (requires { b.qh; }) {
     UnpackQ5(b.qs, b.qh, q);
-    DequantizeBlock32(q, 16, Fp16ToFp32(b.d), nullptr, dst + i * kQK5_0);
+  } else {
+    UnpackQ4(b.qs, q);
   }
 }
 
-// ---- Q4_1 and Q5_1: d = (max - min) / (2^bits - 1), plus the minimum ----
-
-void QuantizeQ4_1(const float* src, uint8_t* dst, int64_t nb) {
+// Q4_0 and Q5_0: symmetric, d = signed absmax / -kOffset (2^bits / 2) and
+// x = d * (code - kOffset).
+template <typename Block, int kOffset>
+void QuantizeSymmetric(const float* src, uint8_t* dst, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
-    const float* x = src + i * kQK4_1;
-    float min, max;
-    MinMax(x, kQK4_1, &min, &max);
-    const float d = (max - min) / 15;
+    const float* x = src + i * 32;
+    const float d = SignedAbsMax(x, 32) / -kOffset;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    BlockQ4_1 b;
+    Block b;
+    b.d = Fp32ToFp16(d);
+    int q[32];
+    QuantizeBlock32(x, 0.0f, id, kOffset + 0.5f, 2 * kOffset - 1, q);
+    PackCodes(q, &b);
+    StoreBlock(b, dst, i);
+  }
+}
+
+template <typename Block, int kOffset>
+void DequantizeSymmetric(const uint8_t* src, float* dst, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const auto b = LoadBlock<Block>(src, i);
+    int q[32];
+    UnpackCodes(b, q);
+    DequantizeBlock32(q, kOffset, Fp16ToFp32(b.d), nullptr, dst + i * 32);
+  }
+}
+
+// Q4_1 and Q5_1: d = (max - min) / kMaxCode (2^bits - 1), plus the minimum,
+// x = d * code + m.
+template <typename Block, int kMaxCode>
+void QuantizeWithMin(const float* src, uint8_t* dst, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float* x = src + i * 32;
+    float min, max;
+    MinMax(x, 32, &min, &max);
+    const float d = (max - min) / kMaxCode;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    Block b;
     b.d = Fp32ToFp16(d);
     b.m = Fp32ToFp16(min);
     int q[32];
-    QuantizeBlock32(x, min, id, 0.5f, 15, q);
-    PackQ4(q, b.qs);
+    QuantizeBlock32(x, min, id, 0.5f, kMaxCode, q);
+    PackCodes(q, &b);
     StoreBlock(b, dst, i);
   }
 }
 
-void DequantizeQ4_1(const uint8_t* src, float* dst, int64_t nb) {
+template <typename Block>
+void DequantizeWithMin(const uint8_t* src, float* dst, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
-    const auto b = LoadBlock<BlockQ4_1>(src, i);
+    const auto b = LoadBlock<Block>(src, i);
     int q[32];
-    UnpackQ4(b.qs, q);
+    UnpackCodes(b, q);
     const float m = Fp16ToFp32(b.m);
-    DequantizeBlock32(q, 0, Fp16ToFp32(b.d), &m, dst + i * kQK4_1);
+    DequantizeBlock32(q, 0, Fp16ToFp32(b.d), &m, dst + i * 32);
   }
 }
 
-void QuantizeQ5_1(const float* src, uint8_t* dst, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i) {
-    const float* x = src + i * kQK5_1;
-    float min, max;
-    MinMax(x, kQK5_1, &min, &max);
-    const float d = (max - min) / 31;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    BlockQ5_1 b;
-    b.d = Fp32ToFp16(d);
-    b.m = Fp32ToFp16(min);
-    int q[32];
-    QuantizeBlock32(x, min, id, 0.5f, 31, q);
-    PackQ5(q, b.qs, b.qh);
-    StoreBlock(b, dst, i);
-  }
-}
-
-void DequantizeQ5_1(const uint8_t* src, float* dst, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i) {
-    const auto b = LoadBlock<BlockQ5_1>(src, i);
-    int q[32];
-    UnpackQ5(b.qs, b.qh, q);
-    const float m = Fp16ToFp32(b.m);
-    DequantizeBlock32(q, 0, Fp16ToFp32(b.d), &m, dst + i * kQK5_1);
-  }
-}
-
-// ---- Q8_0 ----
-
-void QuantizeQ8_0(const float* src, uint8_t* dst, int64_t nb) {
-  constexpr int qk = kQK8_0;
+// Q8_0 and Q8_1: d = absmax / 127, x = d * qs; Q8_1 also stores s = d *
+// sum(qs).
+template <typename Block>
+void QuantizeQ8(const float* src, uint8_t* dst, int64_t nb) {
+  constexpr int qk = 32;
   for (int64_t i = 0; i < nb; ++i) {
     const float* x = src + i * qk;
     float amax = 0.0f;
     for (int j = 0; j < qk; ++j) amax = std::max(amax, std::fabs(x[j]));
     const float d = amax / 127;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    BlockQ8_0 b;
-    b.d = Fp32ToFp16(d);
-    for (int j = 0; j < qk; ++j) {
-      b.qs[j] = static_cast<int8_t>(RoundClamp(x[j] * id, -128, 127));
-    }
-    StoreBlock(b, dst, i);
-  }
-}
-
-void DequantizeQ8_0(const uint8_t* src, float* dst, int64_t nb) {
-  constexpr int qk = kQK8_0;
-  for (int64_t i = 0; i < nb; ++i) {
-    const auto b = LoadBlock<BlockQ8_0>(src, i);
-    const float d = Fp16ToFp32(b.d);
-    float* y = dst + i * qk;
-    for (int j = 0; j < qk; ++j) y[j] = static_cast<float>(b.qs[j]) * d;
-  }
-}
-
-// ---- Q8_1 ----
-
-void QuantizeQ8_1(const float* src, uint8_t* dst, int64_t nb) {
-  constexpr int qk = kQK8_1;
-  for (int64_t i = 0; i < nb; ++i) {
-    const float* x = src + i * qk;
-    float amax = 0.0f;
-    for (int j = 0; j < qk; ++j) amax = std::max(amax, std::fabs(x[j]));
-    const float d = amax / 127;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    BlockQ8_1 b;
+    Block b;
     b.d = Fp32ToFp16(d);
     int sum = 0;
     for (int j = 0; j < qk; ++j) {
       b.qs[j] = static_cast<int8_t>(RoundClamp(x[j] * id, -128, 127));
       sum += b.qs[j];
     }
-    b.s = Fp32ToFp16(static_cast<float>(sum) * d);
+    if constexpr (requires { b.s; }) b.s = Fp32ToFp16(static_cast<float>(sum) * d);
     StoreBlock(b, dst, i);
   }
 }
 
-void DequantizeQ8_1(const uint8_t* src, float* dst, int64_t nb) {
-  constexpr int qk = kQK8_1;
+template <typename Block>
+void DequantizeQ8(const uint8_t* src, float* dst, int64_t nb) {
+  constexpr int qk = 32;
   for (int64_t i = 0; i < nb; ++i) {
-    const auto b = LoadBlock<BlockQ8_1>(src, i);
+    const auto b = LoadBlock<Block>(src, i);
     const float d = Fp16ToFp32(b.d);
     float* y = dst + i * qk;
     for (int j = 0; j < qk; ++j) y[j] = static_cast<float>(b.qs[j]) * d;
   }
+}
+
+static_assert(kQK4_0 == 32 && kQK4_1 == 32 && kQK5_0 == 32 && kQK5_1 == 32 && kQK8_0 == 32 &&
+              kQK8_1 == 32);
+
+}  // namespace
+
+void QuantizeQ4_0(const float* src, uint8_t* dst, int64_t nb) {
+  QuantizeSymmetric<BlockQ4_0, 8>(src, dst, nb);
+}
+void DequantizeQ4_0(const uint8_t* src, float* dst, int64_t nb) {
+  DequantizeSymmetric<BlockQ4_0, 8>(src, dst, nb);
+}
+void QuantizeQ5_0(const float* src, uint8_t* dst, int64_t nb) {
+  QuantizeSymmetric<BlockQ5_0, 16>(src, dst, nb);
+}
+void DequantizeQ5_0(const uint8_t* src, float* dst, int64_t nb) {
+  DequantizeSymmetric<BlockQ5_0, 16>(src, dst, nb);
+}
+void QuantizeQ4_1(const float* src, uint8_t* dst, int64_t nb) {
+  QuantizeWithMin<BlockQ4_1, 15>(src, dst, nb);
+}
+void DequantizeQ4_1(const uint8_t* src, float* dst, int64_t nb) {
+  DequantizeWithMin<BlockQ4_1>(src, dst, nb);
+}
+void QuantizeQ5_1(const float* src, uint8_t* dst, int64_t nb) {
+  QuantizeWithMin<BlockQ5_1, 31>(src, dst, nb);
+}
+void DequantizeQ5_1(const uint8_t* src, float* dst, int64_t nb) {
+  DequantizeWithMin<BlockQ5_1>(src, dst, nb);
+}
+void QuantizeQ8_0(const float* src, uint8_t* dst, int64_t nb) { QuantizeQ8<BlockQ8_0>(src, dst, nb); }
+void DequantizeQ8_0(const uint8_t* src, float* dst, int64_t nb) {
+  DequantizeQ8<BlockQ8_0>(src, dst, nb);
+}
+void QuantizeQ8_1(const float* src, uint8_t* dst, int64_t nb) { QuantizeQ8<BlockQ8_1>(src, dst, nb); }
+void DequantizeQ8_1(const uint8_t* src, float* dst, int64_t nb) {
+  DequantizeQ8<BlockQ8_1>(src, dst, nb);
 }
 
 }  // namespace weft::quant_internal
