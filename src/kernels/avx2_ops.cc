@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "kernels/avx2_internal.h"
+#include "kernels/scalar_internal.h"
 #include "kernels/simd_x86.h"
 #include "tensor/blocks.h"
 #include "tensor/half.h"
@@ -64,13 +65,7 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, bool neox,
         _mm256_storeu_ps(v + 2 * i, _mm256_fmaddsub_ps(xv, c, _mm256_mul_ps(sw, s)));
       }
     }
-    for (; i < half; ++i) {
-      const int64_t i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
-      const float c = cs[2 * i], s = cs[2 * i + 1];
-      const float x0 = v[i0], x1 = v[i1];
-      v[i0] = x0 * c - x1 * s;
-      v[i1] = x0 * s + x1 * c;
-    }
+    RopePairs(v, cs, i, half, neox);
   }
 }
 

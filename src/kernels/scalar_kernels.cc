@@ -4,6 +4,7 @@
 // the order of float additions.
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/kernel_table.h"
 #include "kernels/scalar_internal.h"
@@ -69,109 +70,63 @@ float DotF32(int64_t k, const void* w, const void* x) {
   return s;
 }
 
-float DotF16(int64_t k, const void* w, const void* x) {
+// F16 and BF16 weights: each element through its conversion.
+template <float (*kToF32)(uint16_t)>
+float DotHalf(int64_t k, const void* w, const void* x) {
   const uint16_t* a = static_cast<const uint16_t*>(w);
   const float* b = static_cast<const float*>(x);
   float s = 0;
-  for (int64_t i = 0; i < k; ++i) s += Fp16ToFp32(a[i]) * b[i];
+  for (int64_t i = 0; i < k; ++i) s += kToF32(a[i]) * b[i];
   return s;
 }
 
-float DotBF16(int64_t k, const void* w, const void* x) {
-  const uint16_t* a = static_cast<const uint16_t*>(w);
-  const float* b = static_cast<const float*>(x);
-  float s = 0;
-  for (int64_t i = 0; i < k; ++i) s += Bf16ToFp32(a[i]) * b[i];
-  return s;
-}
-
-float DotQ4_0(int64_t k, const void* w, const void* x) {
-  const BlockQ4_0* wb = static_cast<const BlockQ4_0*>(w);
-  const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
-  float s = 0;
-  for (int64_t b = 0; b < k / 32; ++b) {
-    const int8_t* q = a.qs + b * 32;
-    int isum = 0;
-    for (int j = 0; j < 16; ++j) {
-      isum += ((wb[b].qs[j] & 0x0f) - 8) * q[j];
-      isum += ((wb[b].qs[j] >> 4) - 8) * q[j + 16];
-    }
-    s += Fp16ToFp32(wb[b].d) * a.d[b] * static_cast<float>(isum);
-  }
-  return s;
-}
-
-float DotQ5_0(int64_t k, const void* w, const void* x) {
-  const BlockQ5_0* wb = static_cast<const BlockQ5_0*>(w);
-  const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
-  float s = 0;
-  for (int64_t b = 0; b < k / 32; ++b) {
+// The weight codes of the 32-element formats: element e < 32 of a block
+// is nibble e % 16 of qs (low for e < 16, high above), plus bit e of qh as
+// bit 4 in the formats with one (Q5_0, Q5_1).
+template <typename Block>
+int Code(const Block& b, int e) {
+  int c = e < 16 ? b.qs[e] & 0x0f : b.qs[e - 16] >> 4;
+  if constexpr (requires { b.qh; }) {
     uint32_t qh;
-    std::memcpy(&qh, wb[b].qh, 4);
-    const int8_t* q = a.qs + b * 32;
-    int isum = 0;
-    for (int j = 0; j < 16; ++j) {
-      const int h0 = (qh >> j) & 1, h1 = (qh >> (j + 16)) & 1;
-      isum += (((wb[b].qs[j] & 0x0f) | (h0 << 4)) - 16) * q[j];
-      isum += (((wb[b].qs[j] >> 4) | (h1 << 4)) - 16) * q[j + 16];
-    }
-    s += Fp16ToFp32(wb[b].d) * a.d[b] * static_cast<float>(isum);
+    std::memcpy(&qh, b.qh, 4);
+    c |= static_cast<int>((qh >> e) & 1) << 4;
   }
-  return s;
+  return c;
 }
 
-// Q4_1 / Q5_1: w = d * u + m, so dot = d * da * sum(u * q) + m * ds with
-// the activations' block sums ds = da * sum(q).
-float DotQ4_1(int64_t k, const void* w, const void* x) {
-  const BlockQ4_1* wb = static_cast<const BlockQ4_1*>(w);
+// Element e's integer weight v, w = d * v (+ m for Q4_1 / Q5_1).
+template <typename Block>
+int WeightValue(const Block& b, int e) {
+  if constexpr (std::is_same_v<Block, BlockQ8_0>) {
+    return b.qs[e];
+  } else if constexpr (std::is_same_v<Block, BlockIQ4_NL>) {
+    return kIQ4NLValues[Code(b, e)];
+  } else if constexpr (std::is_same_v<Block, BlockQ4_0>) {
+    return Code(b, e) - 8;
+  } else if constexpr (std::is_same_v<Block, BlockQ5_0>) {
+    return Code(b, e) - 16;
+  } else {
+    return Code(b, e);
+  }
+}
+
+// A 32-element format against Q8x32 activations, per block: d * da *
+// sum(v * q), plus m * ds for the formats with a min (Q4_1 / Q5_1: w = d *
+// u + m, the activations' block sums ds = da * sum(q)).
+template <typename Block>
+float DotQ8x32(int64_t k, const void* w, const void* x) {
+  const Block* wb = static_cast<const Block*>(w);
   const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
   float s = 0;
   for (int64_t b = 0; b < k / 32; ++b) {
-    const int8_t* q = a.qs + b * 32;
     int isum = 0;
-    for (int j = 0; j < 16; ++j) {
-      isum += (wb[b].qs[j] & 0x0f) * q[j];
-      isum += (wb[b].qs[j] >> 4) * q[j + 16];
+    for (int e = 0; e < 32; ++e) isum += WeightValue(wb[b], e) * a.qs[b * 32 + e];
+    const float dot = Fp16ToFp32(wb[b].d) * a.d[b] * static_cast<float>(isum);
+    if constexpr (requires { wb[b].m; }) {
+      s += dot + Fp16ToFp32(wb[b].m) * a.ds[b];
+    } else {
+      s += dot;
     }
-    s += Fp16ToFp32(wb[b].d) * a.d[b] * static_cast<float>(isum) +
-         Fp16ToFp32(wb[b].m) * a.ds[b];
-  }
-  return s;
-}
-
-float DotQ5_1(int64_t k, const void* w, const void* x) {
-  const BlockQ5_1* wb = static_cast<const BlockQ5_1*>(w);
-  const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
-  float s = 0;
-  for (int64_t b = 0; b < k / 32; ++b) {
-    uint32_t qh;
-    std::memcpy(&qh, wb[b].qh, 4);
-    const int8_t* q = a.qs + b * 32;
-    int isum = 0;
-    for (int j = 0; j < 16; ++j) {
-      const int h0 = (qh >> j) & 1, h1 = (qh >> (j + 16)) & 1;
-      isum += ((wb[b].qs[j] & 0x0f) | (h0 << 4)) * q[j];
-      isum += ((wb[b].qs[j] >> 4) | (h1 << 4)) * q[j + 16];
-    }
-    s += Fp16ToFp32(wb[b].d) * a.d[b] * static_cast<float>(isum) +
-         Fp16ToFp32(wb[b].m) * a.ds[b];
-  }
-  return s;
-}
-
-// IQ4_NL: w = d * kIQ4NLValues[code].
-float DotIQ4_NL(int64_t k, const void* w, const void* x) {
-  const BlockIQ4_NL* wb = static_cast<const BlockIQ4_NL*>(w);
-  const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
-  float s = 0;
-  for (int64_t b = 0; b < k / 32; ++b) {
-    const int8_t* q = a.qs + b * 32;
-    int isum = 0;
-    for (int j = 0; j < 16; ++j) {
-      isum += kIQ4NLValues[wb[b].qs[j] & 0x0f] * q[j];
-      isum += kIQ4NLValues[wb[b].qs[j] >> 4] * q[j + 16];
-    }
-    s += Fp16ToFp32(wb[b].d) * a.d[b] * static_cast<float>(isum);
   }
   return s;
 }
@@ -179,37 +134,19 @@ float DotIQ4_NL(int64_t k, const void* w, const void* x) {
 // IQ4_XS against Q8_K activations: each 32-element sub-block is an IQ4_NL
 // block with the integer scale ls - 32, so a super-block's sum is exact in
 // integers and takes one float step, d * da * isum.
-float DotIQ4_XS(int64_t k, const void* w, const void* x) {
-  const BlockIQ4_XS* wb = static_cast<const BlockIQ4_XS*>(w);
-  const BlockQ8_K* a = static_cast<const BlockQ8_K*>(x);
-  float s = 0;
-  for (int64_t i = 0; i < k / kQK_K; ++i) {
-    int isum = 0;
-    for (int ib = 0; ib < kQK_K / 32; ++ib) {
-      const uint8_t* qs = wb[i].qs + 16 * ib;
-      const int8_t* q = a[i].qs + 32 * ib;
-      int sub = 0;
-      for (int j = 0; j < 16; ++j) {
-        sub += kIQ4NLValues[qs[j] & 0x0f] * q[j];
-        sub += kIQ4NLValues[qs[j] >> 4] * q[j + 16];
-      }
-      isum += IQ4XSScale(wb[i], ib) * sub;
+float DotIQ4_XS(const BlockIQ4_XS& w, const BlockQ8_K& a) {
+  int isum = 0;
+  for (int ib = 0; ib < kQK_K / 32; ++ib) {
+    const uint8_t* qs = w.qs + 16 * ib;
+    const int8_t* q = a.qs + 32 * ib;
+    int sub = 0;
+    for (int j = 0; j < 16; ++j) {
+      sub += kIQ4NLValues[qs[j] & 0x0f] * q[j];
+      sub += kIQ4NLValues[qs[j] >> 4] * q[j + 16];
     }
-    s += Fp16ToFp32(wb[i].d) * a[i].d * static_cast<float>(isum);
+    isum += IQ4XSScale(w, ib) * sub;
   }
-  return s;
-}
-
-float DotQ8_0(int64_t k, const void* w, const void* x) {
-  const BlockQ8_0* wb = static_cast<const BlockQ8_0*>(w);
-  const Q8x32Row a = Q8x32RowAt(x, 0, 0, k);
-  float s = 0;
-  for (int64_t b = 0; b < k / 32; ++b) {
-    int isum = 0;
-    for (int j = 0; j < 32; ++j) isum += wb[b].qs[j] * a.qs[b * 32 + j];
-    s += Fp16ToFp32(wb[b].d) * a.d[b] * static_cast<float>(isum);
-  }
-  return s;
+  return Fp16ToFp32(w.d) * a.d * static_cast<float>(isum);
 }
 
 // ---- Elementwise and attention helpers ----
@@ -226,16 +163,7 @@ void RmsNorm(const float* x, const float* w, int64_t n, float eps, float* out) {
 void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot,
           bool neox, const float* cs) {
   const int64_t half = n_rot / 2;
-  for (int64_t h = 0; h < n_heads; ++h) {
-    float* v = x + h * head_dim;
-    for (int64_t i = 0; i < half; ++i) {
-      const int64_t i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
-      const float c = cs[2 * i], s = cs[2 * i + 1];
-      const float x0 = v[i0], x1 = v[i1];
-      v[i0] = x0 * c - x1 * s;
-      v[i1] = x0 * s + x1 * c;
-    }
-  }
+  for (int64_t h = 0; h < n_heads; ++h) RopePairs(x + h * head_dim, cs, 0, half, neox);
 }
 
 float ExpSum(float* x, int64_t n, float* max) {
@@ -341,15 +269,15 @@ KernelTable MakeScalarTable() {
     t.matmul[static_cast<int>(f)] = MatMulKernel{act, q, d};
   };
   set(WeightFormat::kF32, ActFormat::kF32, nullptr, DotCols<DotF32>);
-  set(WeightFormat::kF16, ActFormat::kF32, nullptr, DotCols<DotF16>);
-  set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<DotBF16>);
-  set(WeightFormat::kQ4_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ4_0>);
-  set(WeightFormat::kQ5_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ5_0>);
-  set(WeightFormat::kQ4_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ4_1>);
-  set(WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ5_1>);
-  set(WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotIQ4_NL>);
-  set(WeightFormat::kIQ4_XS, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotIQ4_XS>);
-  set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8_0>);
+  set(WeightFormat::kF16, ActFormat::kF32, nullptr, DotCols<DotHalf<Fp16ToFp32>>);
+  set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<DotHalf<Bf16ToFp32>>);
+  set(WeightFormat::kQ4_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8x32<BlockQ4_0>>);
+  set(WeightFormat::kQ5_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8x32<BlockQ5_0>>);
+  set(WeightFormat::kQ4_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8x32<BlockQ4_1>>);
+  set(WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8x32<BlockQ5_1>>);
+  set(WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8x32<BlockIQ4_NL>>);
+  set(WeightFormat::kIQ4_XS, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotSuperBlocks<BlockIQ4_XS, DotIQ4_XS>>);
+  set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8x32<BlockQ8_0>>);
   FillScalarKQuants(&t, QuantizeQ8K);
   FillScalarX8(&t, QuantizeQ8x32);  // after the Q4_K entry (its Q8_K conversion)
   t.rms_norm = RmsNorm;
