@@ -63,13 +63,11 @@ static inline void BlockDots(const uint8_t* gb, const int8_t* const* a,
     // Q4_0's nibbles through the table to signed values, then Q8_0's
     // signed product (|pair| <= 2 * 127 * 128), one int32 step per vector.
     const __m256i table = x86::ByteTable16(kIQ4NLValues);
-    const __m256i m4 = _mm256_set1_epi8(0x0f);
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + 16 + 32 * j));
-      const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, m4));
-      const __m256i hi =
-          _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+      __m256i lo, hi;
+      TableNibbles(table, v, &lo, &hi);
       const __m256i ulo = _mm256_sign_epi8(lo, lo), uhi = _mm256_sign_epi8(hi, hi);
 #pragma GCC unroll 4
       for (int c = 0; c < RC; ++c) {

@@ -71,6 +71,14 @@ static inline void Nibbles(const uint8_t* gb, __m256i* lo, __m256i* hi) {
   }
 }
 
+// The low and high nibbles of v's bytes through a 16-byte table
+// (x86::ByteTable16): IQ4_NL / IQ4_XS codes to their values.
+static inline void TableNibbles(__m256i table, __m256i v, __m256i* lo, __m256i* hi) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  *lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, m4));
+  *hi = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+}
+
 using x86::Bcast4;
 using x86::PinOrder;
 
@@ -114,6 +122,23 @@ static inline __m256i Q2KScaledMins(const uint8_t* gb, const int16_t* bs) {
   return msum;
 }
 
+// Q2_K: super-block b's float step for RC columns (xb: Q8KColumns; isum[c]:
+// column c's sum_s sc_s * dot_s per row), as Q4KFinishBlock.
+template <int RC>
+static inline void Q2KFinishBlock(const uint8_t* gb, const BlockQ8_K* const* xb, int64_t b,
+                                  const __m256i* isum, __m256* acc, __m256* accm) {
+  const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+  const __m256 dm =
+      _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    const __m256i msum = Q2KScaledMins(gb, xb[c][b].bsums);
+    const __m256 vda = _mm256_set1_ps(xb[c][b].d);
+    acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(dw, vda), acc[c]);
+    accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dm, vda), accm[c]);
+  }
+}
+
 // Q4_K group super-block (packed_x8.h): the 6-bit scales of sub-blocks
 // 2c (*even) and 2c + 1 (*odd) of chunk c, each row's in its int32 lane.
 static inline void Q4KChunkScales(const uint8_t* gb, int c, __m256i* even,
@@ -141,6 +166,34 @@ static inline __m256i Q4KScaledMins(const uint8_t* gb, const int16_t* bs) {
             m16, _mm256_set1_epi32(static_cast<int32_t>(lo | (hi << 16)))));
   }
   return msum;
+}
+
+// Q4_K (kQ5: Q5_K) chunk c's 5th-bit vectors (h_lo: sub-block 2c's, h_hi:
+// 2c + 1's; zero for Q4_K).
+template <bool kQ5>
+static inline void Q45KChunkHigh(const uint8_t* gb, int chunk, __m256i* h_lo, __m256i* h_hi) {
+  *h_lo = *h_hi = _mm256_setzero_si256();
+  if constexpr (kQ5) {
+    const uint8_t* h = gb + kX8Rows * kX8Q4KBlockBytes + 64 * chunk;
+    *h_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h));
+    *h_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + 32));
+  }
+}
+
+// The codes of vector j of Q4_K (kQ5: Q5_K) chunk c: *lo of sub-block 2c,
+// *hi of 2c + 1, each row's 4 in its lane (h_lo, h_hi: Q45KChunkHigh).
+template <bool kQ5>
+static inline void Q45KCodes(const uint8_t* gb, int chunk, int j, __m256i h_lo, __m256i h_hi,
+                             __m256i* lo, __m256i* hi) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i v =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + 160 + 256 * chunk + 32 * j));
+  *lo = _mm256_and_si256(v, m4);
+  *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+  if constexpr (kQ5) {
+    *lo = _mm256_or_si256(*lo, Bit5(h_lo, j));
+    *hi = _mm256_or_si256(*hi, Bit5(h_hi, j));
+  }
 }
 
 // Q4_K: super-block b's float step for RC columns (xb: Q8KColumns; isum[c]:
@@ -265,6 +318,58 @@ static inline __m256 Q6KAccumulate(const uint8_t* gb, __m256 dw, __m256i isum,
       isum, _mm256_slli_epi32(Q6KScaledAsums(gb, xb.bsums), kShift));
   return _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),
                          _mm256_mul_ps(dw, _mm256_set1_ps(xb.d)), acc);
+}
+
+// Q6_K (kShift 2: Q3_K): super-block b's float step for RC columns, by
+// Q6KAccumulate.
+template <int RC, int kShift>
+static inline void Q6KFinishBlock(const uint8_t* gb, const BlockQ8_K* const* xb, int64_t b,
+                                  const __m256i* isum, __m256* acc) {
+  const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) acc[c] = Q6KAccumulate<kShift>(gb, dw, isum[c], xb[c][b], acc[c]);
+}
+
+// IQ4_XS: super-block b's float step for RC columns (isum[c]: column c's
+// sum_s sc_s * dot_s per row).
+template <int RC>
+static inline void IQ4XSFinishBlock(const uint8_t* gb, const BlockQ8_K* const* xb, int64_t b,
+                                    const __m256i* isum, __m256* acc) {
+  const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]),
+                             _mm256_mul_ps(dw, _mm256_set1_ps(xb[c][b].d)), acc[c]);
+  }
+}
+
+// The frame of the K-quant and IQ4_XS x8 tiles (here and x8_vnni_impl.h),
+// for RC Q8_K activation rows (xb: Q8KColumns) and group blocks of kGB
+// bytes. Per super-block b, in order: the RC columns' integer sums isum[c]
+// start at zero, sums(gb, b, isum) adds the tile's, and step(gb, b, isum,
+// acc, accm) adds its float step (accm: the mins' part, kMins only). Then
+// y = acc - accm (kMins) or acc.
+template <int RC, int kGB, bool kMins, typename Sums, typename Step>
+[[gnu::always_inline]] static inline void TileKFrame(int64_t k, const void* w, int nr, float* y,
+                                                     size_t y_stride, Sums&& sums, Step&& step) {
+  const int64_t nb = k / kQK_K;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  __m256 acc[RC], accm[RC];
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* gb = g + b * kGB;
+    PrefetchAhead<kGB>(gb);
+    __m256i isum[RC];
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
+    sums(gb, b, isum);
+    step(gb, b, isum, acc, accm);
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < RC; ++c) {
+    StoreRows(kMins ? _mm256_sub_ps(acc[c], accm[c]) : acc[c], nr, y + c * y_stride);
+  }
 }
 
 }  // namespace weft::kernels::avx2

@@ -42,24 +42,9 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
                size_t xq_stride, float* y, size_t y_stride) {
   constexpr int kGB =
       kX8Rows * static_cast<int>(kQ5 ? kX8Q5KBlockBytes : kX8Q4KBlockBytes);
-  const int64_t nb = k / 256;
-  const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
   Q8KColumns<RC>(xq, xq_stride, xb);
-  const __m256i m4 = _mm256_set1_epi8(0x0f);
-  __m256 acc[RC], accm[RC];
-#pragma GCC unroll 4
-  for (int c = 0; c < RC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* gb = g + b * kGB;
-    PrefetchAhead<kGB>(gb);
-    const int8_t* aq[RC];
-    __m256i isum[RC];
-#pragma GCC unroll 4
-    for (int c = 0; c < RC; ++c) {
-      aq[c] = xb[c][b].qs;
-      isum[c] = _mm256_setzero_si256();
-    }
+  auto sums = [&](const uint8_t* gb, int64_t b, __m256i* isum) {
 #pragma GCC unroll 1
     for (int chunk = 0; chunk < 4; ++chunk) {
       __m256i sca, scb;
@@ -69,13 +54,8 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
       __m256i s_lo[RC], s_hi[RC];
 #pragma GCC unroll 4
       for (int c = 0; c < RC; ++c) s_lo[c] = s_hi[c] = _mm256_setzero_si256();
-      const uint8_t* q = gb + 160 + 256 * chunk;
-      __m256i h_lo = _mm256_setzero_si256(), h_hi = _mm256_setzero_si256();
-      if constexpr (kQ5) {
-        const uint8_t* h = gb + kX8Rows * kX8Q4KBlockBytes + 64 * chunk;
-        h_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h));
-        h_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + 32));
-      }
+      __m256i h_lo, h_hi;
+      Q45KChunkHigh<kQ5>(gb, chunk, &h_lo, &h_hi);
       auto flush = [&] {
 #pragma GCC unroll 4
         for (int c = 0; c < RC; ++c) {
@@ -86,17 +66,11 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
       };
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
-        const __m256i v =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * j));
-        __m256i lo = _mm256_and_si256(v, m4);
-        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-        if constexpr (kQ5) {
-          lo = _mm256_or_si256(lo, Bit5(h_lo, j));
-          hi = _mm256_or_si256(hi, Bit5(h_hi, j));
-        }
+        __m256i lo, hi;
+        Q45KCodes<kQ5>(gb, chunk, j, h_lo, h_hi, &lo, &hi);
 #pragma GCC unroll 4
         for (int c = 0; c < RC; ++c) {
-          const int8_t* a = aq[c] + 64 * chunk + 4 * j;
+          const int8_t* a = xb[c][b].qs + 64 * chunk + 4 * j;
           s_lo[c] =
               _mm256_add_epi16(s_lo[c], _mm256_maddubs_epi16(lo, Bcast4(a)));
           s_hi[c] = _mm256_add_epi16(s_hi[c],
@@ -114,13 +88,10 @@ void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
       }
       flush();
     }
-    Q4KFinishBlock<RC>(gb, xb, b, isum, acc, accm);
-  }
-#pragma GCC unroll 4
-  for (int c = 0; c < RC; ++c) {
-    const __m256 v = _mm256_sub_ps(acc[c], accm[c]);
-    StoreRows(v, nr, y + c * y_stride);
-  }
+  };
+  TileKFrame<RC, kGB, true>(k, w, nr, y, y_stride, sums,
+                            [&](const uint8_t* gb, int64_t b, const __m256i* isum, __m256* acc,
+                                __m256* accm) { Q4KFinishBlock<RC>(gb, xb, b, isum, acc, accm); });
 }
 
 // Q2_K against Q8_K activations (packed_x8.h's Q2_K layout). Per group s
@@ -135,21 +106,11 @@ template <int RC>
 void TileX8Q2K(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride, float* y,
                size_t y_stride) {
   constexpr int kGB = kX8Rows * static_cast<int>(sizeof(BlockQ2_K));
-  const int64_t nb = k / kQK_K;
-  const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
   Q8KColumns<RC>(xq, xq_stride, xb);
   const __m256i m3 = _mm256_set1_epi8(3);
   const __m256i m15 = _mm256_set1_epi16(15);
-  __m256 acc[RC], accm[RC];
-#pragma GCC unroll 4
-  for (int c = 0; c < RC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* gb = g + b * kGB;
-    PrefetchAhead<kGB>(gb);
-    __m256i isum[RC];
-#pragma GCC unroll 4
-    for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
+  auto sums = [&](const uint8_t* gb, int64_t b, __m256i* isum) {
 #pragma GCC unroll 1
     for (int p = 0; p < 8; ++p) {
       const __m256i sc = _mm256_and_si256(Q2KPair(gb, p), m15);
@@ -178,19 +139,10 @@ void TileX8Q2K(int64_t k, const void* w, int nr, const void* xq, size_t xq_strid
         }
       }
     }
-    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
-    const __m256 dm =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
-#pragma GCC unroll 4
-    for (int c = 0; c < RC; ++c) {
-      const __m256i msum = Q2KScaledMins(gb, xb[c][b].bsums);
-      const __m256 vda = _mm256_set1_ps(xb[c][b].d);
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(dw, vda), acc[c]);
-      accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dm, vda), accm[c]);
-    }
-  }
-#pragma GCC unroll 4
-  for (int c = 0; c < RC; ++c) StoreRows(_mm256_sub_ps(acc[c], accm[c]), nr, y + c * y_stride);
+  };
+  TileKFrame<RC, kGB, true>(k, w, nr, y, y_stride, sums,
+                            [&](const uint8_t* gb, int64_t b, const __m256i* isum, __m256* acc,
+                                __m256* accm) { Q2KFinishBlock<RC>(gb, xb, b, isum, acc, accm); });
 }
 
 // IQ4_XS against Q8_K activations (packed_x8.h's IQ4_XS layout; its d and
@@ -203,21 +155,10 @@ template <int RC>
 void TileX8IQ4XS(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
                  float* y, size_t y_stride) {
   constexpr int kGB = kX8Rows * static_cast<int>(kX8IQ4XSBlockBytes);
-  const int64_t nb = k / kQK_K;
-  const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
   Q8KColumns<RC>(xq, xq_stride, xb);
   const __m256i table = x86::ByteTable16(kIQ4NLValues);
-  const __m256i m4 = _mm256_set1_epi8(0x0f);
-  __m256 acc[RC];
-#pragma GCC unroll 4
-  for (int c = 0; c < RC; ++c) acc[c] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* gb = g + b * kGB;
-    PrefetchAhead<kGB>(gb);
-    __m256i isum[RC];
-#pragma GCC unroll 4
-    for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
+  auto sums = [&](const uint8_t* gb, int64_t b, __m256i* isum) {
 #pragma GCC unroll 1
     for (int p = 0; p < 4; ++p) {
       __m256i sc[2];
@@ -229,9 +170,8 @@ void TileX8IQ4XS(int64_t k, const void* w, int nr, const void* xq, size_t xq_str
         for (int j = 0; j < 4; ++j) {
           const __m256i v = _mm256_loadu_si256(
               reinterpret_cast<const __m256i*>(gb + kX8IQ4XSCodes + 128 * s + 32 * j));
-          const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, m4));
-          const __m256i hi =
-              _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+          __m256i lo, hi;
+          TableNibbles(table, v, &lo, &hi);
           const __m256i ulo = _mm256_sign_epi8(lo, lo), uhi = _mm256_sign_epi8(hi, hi);
 #pragma GCC unroll 4
           for (int c = 0; c < RC; ++c) {
@@ -244,15 +184,10 @@ void TileX8IQ4XS(int64_t k, const void* w, int nr, const void* xq, size_t xq_str
         }
       }
     }
-    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
-#pragma GCC unroll 4
-    for (int c = 0; c < RC; ++c) {
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]),
-                               _mm256_mul_ps(dw, _mm256_set1_ps(xb[c][b].d)), acc[c]);
-    }
-  }
-#pragma GCC unroll 4
-  for (int c = 0; c < RC; ++c) StoreRows(acc[c], nr, y + c * y_stride);
+  };
+  TileKFrame<RC, kGB, false>(k, w, nr, y, y_stride, sums,
+                             [&](const uint8_t* gb, int64_t b, const __m256i* isum, __m256* acc,
+                                 __m256*) { IQ4XSFinishBlock<RC>(gb, xb, b, isum, acc); });
 }
 
 // Q6_K against Q8_K activations (packed_x8.h's Q6_K layout). Per sub-block
@@ -270,19 +205,9 @@ void TileX8Q6K(int64_t k, const void* w, int nr, const void* xq,
                size_t xq_stride, float* y, size_t y_stride) {
   constexpr int kGB =
       kX8Rows * static_cast<int>(kQ3 ? kX8Q3KBlockBytes : sizeof(BlockQ6_K));
-  const int64_t nb = k / kQK_K;
-  const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
   Q8KColumns<RC>(xq, xq_stride, xb);
-  __m256 acc[RC];
-#pragma GCC unroll 4
-  for (int c = 0; c < RC; ++c) acc[c] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* gb = g + b * kGB;
-    PrefetchAhead<kGB>(gb);
-    __m256i isum[RC];
-#pragma GCC unroll 4
-    for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
+  auto sums = [&](const uint8_t* gb, int64_t b, __m256i* isum) {
 #pragma GCC unroll 1
     for (int p = 0; p < 8; ++p) {
       __m256i sc[2];
@@ -299,15 +224,12 @@ void TileX8Q6K(int64_t k, const void* w, int nr, const void* xq,
         }
       }
     }
-    const __m256 dw =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
-#pragma GCC unroll 4
-    for (int c = 0; c < RC; ++c) {
-      acc[c] = Q6KAccumulate<kQ3 ? 2 : 5>(gb, dw, isum[c], xb[c][b], acc[c]);
-    }
-  }
-#pragma GCC unroll 4
-  for (int c = 0; c < RC; ++c) StoreRows(acc[c], nr, y + c * y_stride);
+  };
+  TileKFrame<RC, kGB, false>(
+      k, w, nr, y, y_stride, sums,
+      [&](const uint8_t* gb, int64_t b, const __m256i* isum, __m256* acc, __m256*) {
+        Q6KFinishBlock<RC, kQ3 ? 2 : 5>(gb, xb, b, isum, acc);
+      });
 }
 
 // Q6_K against nc (up to kX8WideCols) activation rows: each sub-block's

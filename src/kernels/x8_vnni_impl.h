@@ -90,13 +90,11 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
       // unsigned codes of the Q8_0 path, straight from the nibbles.
       const __m256i table = _mm256_xor_si256(x86::ByteTable16(kIQ4NLValues),
                                              _mm256_set1_epi8(static_cast<char>(0x80)));
-      const __m256i m4 = _mm256_set1_epi8(0x0f);
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + 16 + 32 * j));
-        const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, m4));
-        const __m256i hi =
-            _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+        __m256i lo, hi;
+        avx2::TableNibbles(table, v, &lo, &hi);
         for (int c = 0; c < RC; ++c) {
           const int8_t* a = x[c].qs + 32 * b;
           s[c][0] = _mm256_dpbusd_epi32(s[c][0], lo, Bcast4(a + 4 * j));
@@ -183,18 +181,9 @@ static void TileQ4K(int64_t k, const void* w, int nr, const void* xq,
                     size_t xq_stride, float* y, size_t y_stride) {
   constexpr int kGB =
       kX8Rows * static_cast<int>(kQ5 ? kX8Q5KBlockBytes : kX8Q4KBlockBytes);
-  const int64_t nb = k / 256;
-  const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
   avx2::Q8KColumns<RC>(xq, xq_stride, xb);
-  const __m256i m4 = _mm256_set1_epi8(0x0f);
-  __m256 acc[RC], accm[RC];
-  for (int c = 0; c < RC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* gb = g + b * kGB;
-    avx2::PrefetchAhead<kGB>(gb);
-    __m256i isum[RC];
-    for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
+  auto sums = [&](const uint8_t* gb, int64_t b, __m256i* isum) {
 #pragma GCC unroll 1
     for (int chunk = 0; chunk < 4; ++chunk) {
       __m256i sca, scb;
@@ -203,23 +192,12 @@ static void TileQ4K(int64_t k, const void* w, int nr, const void* xq,
       for (int c = 0; c < RC; ++c) {
         s_lo[c] = s_hi[c] = _mm256_setzero_si256();
       }
-      const uint8_t* q = gb + 160 + 256 * chunk;
-      __m256i h_lo = _mm256_setzero_si256(), h_hi = _mm256_setzero_si256();
-      if constexpr (kQ5) {
-        const uint8_t* h = gb + kX8Rows * kX8Q4KBlockBytes + 64 * chunk;
-        h_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h));
-        h_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + 32));
-      }
+      __m256i h_lo, h_hi;
+      avx2::Q45KChunkHigh<kQ5>(gb, chunk, &h_lo, &h_hi);
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
-        const __m256i v =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * j));
-        __m256i lo = _mm256_and_si256(v, m4);
-        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-        if constexpr (kQ5) {
-          lo = _mm256_or_si256(lo, avx2::Bit5(h_lo, j));
-          hi = _mm256_or_si256(hi, avx2::Bit5(h_hi, j));
-        }
+        __m256i lo, hi;
+        avx2::Q45KCodes<kQ5>(gb, chunk, j, h_lo, h_hi, &lo, &hi);
         for (int c = 0; c < RC; ++c) {
           const int8_t* a = xb[c][b].qs + 64 * chunk + 4 * j;
           s_lo[c] = _mm256_dpbusd_epi32(s_lo[c], lo, Bcast4(a));
@@ -232,11 +210,21 @@ static void TileQ4K(int64_t k, const void* w, int nr, const void* xq,
                                       _mm256_mullo_epi32(s_hi[c], scb)));
       }
     }
-    avx2::Q4KFinishBlock<RC>(gb, xb, b, isum, acc, accm);
-  }
-  for (int c = 0; c < RC; ++c) {
-    avx2::StoreRows(_mm256_sub_ps(acc[c], accm[c]), nr, y + c * y_stride);
-  }
+  };
+  avx2::TileKFrame<RC, kGB, true>(
+      k, w, nr, y, y_stride, sums,
+      [&](const uint8_t* gb, int64_t b, const __m256i* isum, __m256* acc, __m256* accm) {
+        avx2::Q4KFinishBlock<RC>(gb, xb, b, isum, acc, accm);
+      });
+}
+
+// Row r's int8 scales of sub-blocks 2p, 2p + 1 of a Q6_K / IQ4_XS group
+// super-block: *pair as int16 in lane r, sc[0] and sc[1] each in its int32
+// lane.
+static inline void ScalePair(const uint8_t* gb, int p, __m256i* pair, __m256i* sc) {
+  *pair = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * p)));
+  sc[0] = _mm256_srai_epi32(_mm256_slli_epi32(*pair, 16), 16);
+  sc[1] = _mm256_srai_epi32(*pair, 16);
 }
 
 // Q6_K against Q8_K activations (packed_x8.h's Q6_K layout): the AVX2
@@ -255,24 +243,13 @@ static void TileQ6K(int64_t k, const void* w, int nr, const void* xq,
                     size_t xq_stride, float* y, size_t y_stride) {
   constexpr int kGB =
       kX8Rows * static_cast<int>(kQ3 ? kX8Q3KBlockBytes : sizeof(BlockQ6_K));
-  const int64_t nb = k / kQK_K;
-  const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
   avx2::Q8KColumns<RC>(xq, xq_stride, xb);
-  __m256 acc[RC];
-  for (int c = 0; c < RC; ++c) acc[c] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* gb = g + b * kGB;
-    avx2::PrefetchAhead<kGB>(gb);
-    __m256i isum[RC];
-    for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
+  auto sums = [&](const uint8_t* gb, int64_t b, __m256i* isum) {
 #pragma GCC unroll 1
     for (int p = 0; p < 8; ++p) {
-      // Row r's int8 scales of sub-blocks 2p, 2p + 1 as int16 in lane r.
-      const __m256i pair = _mm256_cvtepi8_epi16(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * p)));
-      const __m256i sc[2] = {_mm256_srai_epi32(_mm256_slli_epi32(pair, 16), 16),
-                             _mm256_srai_epi32(pair, 16)};
+      __m256i pair, sc[2];
+      ScalePair(gb, p, &pair, sc);
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const int s = 2 * p + h;
@@ -288,13 +265,12 @@ static void TileQ6K(int64_t k, const void* w, int nr, const void* xq,
         }
       }
     }
-    const __m256 dw =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
-    for (int c = 0; c < RC; ++c) {
-      acc[c] = avx2::Q6KAccumulate<kQ3 ? 2 : 5>(gb, dw, isum[c], xb[c][b], acc[c]);
-    }
-  }
-  for (int c = 0; c < RC; ++c) avx2::StoreRows(acc[c], nr, y + c * y_stride);
+  };
+  avx2::TileKFrame<RC, kGB, false>(
+      k, w, nr, y, y_stride, sums,
+      [&](const uint8_t* gb, int64_t b, const __m256i* isum, __m256* acc, __m256*) {
+        avx2::Q6KFinishBlock<RC, kQ3 ? 2 : 5>(gb, xb, b, isum, acc);
+      });
 }
 
 // IQ4_XS against Q8_K activations (packed_x8.h's IQ4_XS layout): the AVX2
@@ -308,27 +284,17 @@ template <int RC>
 static void TileIQ4XS(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
                       float* y, size_t y_stride) {
   constexpr int kGB = kX8Rows * static_cast<int>(kX8IQ4XSBlockBytes);
-  const int64_t nb = k / kQK_K;
-  const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
   avx2::Q8KColumns<RC>(xq, xq_stride, xb);
   const __m256i table = _mm256_xor_si256(x86::ByteTable16(kIQ4NLValues),
                                          _mm256_set1_epi8(static_cast<char>(0x80)));
-  const __m256i m4 = _mm256_set1_epi8(0x0f);
-  __m256 acc[RC];
-  for (int c = 0; c < RC; ++c) acc[c] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* gb = g + b * kGB;
-    avx2::PrefetchAhead<kGB>(gb);
-    __m256i isum[RC], off[RC];
-    for (int c = 0; c < RC; ++c) isum[c] = off[c] = _mm256_setzero_si256();
+  auto sums = [&](const uint8_t* gb, int64_t b, __m256i* isum) {
+    __m256i off[RC];
+    for (int c = 0; c < RC; ++c) off[c] = _mm256_setzero_si256();
 #pragma GCC unroll 1
     for (int p = 0; p < 4; ++p) {
-      // Row r's int8 scales of sub-blocks 2p, 2p + 1 as int16 in lane r.
-      const __m256i pair = _mm256_cvtepi8_epi16(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16 + 16 * p)));
-      const __m256i sc[2] = {_mm256_srai_epi32(_mm256_slli_epi32(pair, 16), 16),
-                             _mm256_srai_epi32(pair, 16)};
+      __m256i pair, sc[2];
+      ScalePair(gb, p, &pair, sc);
       for (int c = 0; c < RC; ++c) {
         const int16_t* bs = xb[c][b].bsums + 4 * p;
         const uint32_t apair = static_cast<uint16_t>(bs[0] + bs[1]) |
@@ -345,9 +311,8 @@ static void TileIQ4XS(int64_t k, const void* w, int nr, const void* xq, size_t x
         for (int j = 0; j < 4; ++j) {
           const __m256i v = _mm256_loadu_si256(
               reinterpret_cast<const __m256i*>(gb + kX8IQ4XSCodes + 128 * s + 32 * j));
-          const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, m4));
-          const __m256i hi =
-              _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+          __m256i lo, hi;
+          avx2::TableNibbles(table, v, &lo, &hi);
           for (int c = 0; c < RC; ++c) {
             const int8_t* a = xb[c][b].qs + 32 * s + 4 * j;
             d[c] = _mm256_dpbusd_epi32(d[c], lo, Bcast4(a));
@@ -359,14 +324,14 @@ static void TileIQ4XS(int64_t k, const void* w, int nr, const void* xq, size_t x
         }
       }
     }
-    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
-    for (int c = 0; c < RC; ++c) {
-      const __m256i total = _mm256_sub_epi32(isum[c], _mm256_slli_epi32(off[c], 7));
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),
-                               _mm256_mul_ps(dw, _mm256_set1_ps(xb[c][b].d)), acc[c]);
-    }
-  }
-  for (int c = 0; c < RC; ++c) avx2::StoreRows(acc[c], nr, y + c * y_stride);
+    // The +128 of the table's values.
+    for (int c = 0; c < RC; ++c) isum[c] = _mm256_sub_epi32(isum[c], _mm256_slli_epi32(off[c], 7));
+  };
+  avx2::TileKFrame<RC, kGB, false>(
+      k, w, nr, y, y_stride, sums,
+      [&](const uint8_t* gb, int64_t b, const __m256i* isum, __m256* acc, __m256*) {
+        avx2::IQ4XSFinishBlock<RC>(gb, xb, b, isum, acc);
+      });
 }
 
 // Q2_K against Q8_K activations (packed_x8.h's Q2_K layout): the AVX2
@@ -378,19 +343,11 @@ template <int RC>
 static void TileQ2K(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
                     float* y, size_t y_stride) {
   constexpr int kGB = kX8Rows * static_cast<int>(sizeof(BlockQ2_K));
-  const int64_t nb = k / kQK_K;
-  const uint8_t* g = static_cast<const uint8_t*>(w);
   const BlockQ8_K* xb[RC];
   avx2::Q8KColumns<RC>(xq, xq_stride, xb);
   const __m256i m3 = _mm256_set1_epi8(3);
   const __m256i m15 = _mm256_set1_epi32(15);
-  __m256 acc[RC], accm[RC];
-  for (int c = 0; c < RC; ++c) acc[c] = accm[c] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* gb = g + b * kGB;
-    avx2::PrefetchAhead<kGB>(gb);
-    __m256i isum[RC];
-    for (int c = 0; c < RC; ++c) isum[c] = _mm256_setzero_si256();
+  auto sums = [&](const uint8_t* gb, int64_t b, __m256i* isum) {
 #pragma GCC unroll 1
     for (int p = 0; p < 8; ++p) {
       const __m256i pair = avx2::Q2KPair(gb, p);
@@ -415,19 +372,12 @@ static void TileQ2K(int64_t k, const void* w, int nr, const void* xq, size_t xq_
         }
       }
     }
-    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
-    const __m256 dm =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb + 16)));
-    for (int c = 0; c < RC; ++c) {
-      const __m256i msum = avx2::Q2KScaledMins(gb, xb[c][b].bsums);
-      const __m256 vda = _mm256_set1_ps(xb[c][b].d);
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_mul_ps(dw, vda), acc[c]);
-      accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dm, vda), accm[c]);
-    }
-  }
-  for (int c = 0; c < RC; ++c) {
-    avx2::StoreRows(_mm256_sub_ps(acc[c], accm[c]), nr, y + c * y_stride);
-  }
+  };
+  avx2::TileKFrame<RC, kGB, true>(
+      k, w, nr, y, y_stride, sums,
+      [&](const uint8_t* gb, int64_t b, const __m256i* isum, __m256* acc, __m256* accm) {
+        avx2::Q2KFinishBlock<RC>(gb, xb, b, isum, acc, accm);
+      });
 }
 
 // Activation rows per call.
