@@ -317,7 +317,7 @@ void QuantizeQ8K(const float* x, void* xq, int64_t k) {
 
 void FillKQuants(KernelTable* t) {
   auto set = [t](WeightFormat f, DotFn dot) {
-    t->matmul[static_cast<int>(f)] = MatMulKernel{ActFormat::kQ8K, QuantizeQ8K, dot};
+    SetMatMul(t, f, ActFormat::kQ8K, QuantizeQ8K, dot);
   };
   set(WeightFormat::kQ2_K, DotByCols<DotQ2KN<1>, DotQ2KN<2>, DotQ2KN<3>, DotQ2KN<4>>);
   set(WeightFormat::kQ3_K, DotByCols<DotQ3KN<1>, DotQ3KN<2>, DotQ3KN<3>, DotQ3KN<4>>);

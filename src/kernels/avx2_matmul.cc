@@ -120,12 +120,11 @@ void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* 
   const typename F::Block* wb = static_cast<const typename F::Block*>(w);
   Q8x32Row x[NC];
   // Two accumulator sets (even / odd blocks) to hide the FMA latency.
-  __m256 acc0[NC], acc1[NC], corr[NC];
-  float corr_tail[NC];
+  __m256 acc0[NC], acc1[NC];
+  x86::LegacyCorr<NC> corr;
   for (int c = 0; c < NC; ++c) {
     x[c] = Q8x32RowAt(xq, stride, c, k);
-    acc0[c] = acc1[c] = corr[c] = _mm256_setzero_ps();
-    corr_tail[c] = 0;
+    acc0[c] = acc1[c] = _mm256_setzero_ps();
   }
   for (int64_t b0 = 0; b0 < nb; b0 += 8) {
     const int n = nb - b0 < 8 ? static_cast<int>(nb - b0) : 8;
@@ -143,20 +142,10 @@ void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* 
       cws[i] = F::CorrW(wb[b0 + i], d0);
       LegacyBlock<F, NC>(wb[b0 + i], d0, b0 + i, x, acc0);
     }
-    if (n == 8) {
-      const __m256 vcws = _mm256_load_ps(cws);
-      for (int c = 0; c < NC; ++c) {
-        corr[c] = _mm256_fmadd_ps(vcws, _mm256_loadu_ps(x[c].ds + b0), corr[c]);
-      }
-    } else {
-      for (int c = 0; c < NC; ++c) {
-        for (int j = 0; j < n; ++j) corr_tail[c] += cws[j] * x[c].ds[b0 + j];
-      }
-    }
+    corr.Add(cws, n, b0, x);
   }
   for (int c = 0; c < NC; ++c) {
-    out[c] = HsumPs(_mm256_add_ps(acc0[c], acc1[c])) +
-             F::kCorr * (HsumPs(corr[c]) + corr_tail[c]);
+    out[c] = HsumPs(_mm256_add_ps(acc0[c], acc1[c])) + F::kCorr * corr.Sum(c);
   }
 }
 
@@ -219,18 +208,15 @@ constexpr DotFn kSignedDot = DotByCols<DotQ8_0N<1, Block>, DotQ8_0N<2, Block>,
 }  // namespace
 
 void FillFloatAndLegacy(KernelTable* t) {
-  auto set = [t](WeightFormat f, ActFormat act, QuantizeActFn q, DotFn d) {
-    t->matmul[static_cast<int>(f)] = MatMulKernel{act, q, d};
-  };
-  set(WeightFormat::kF32, ActFormat::kF32, nullptr, kFloatDot<LoadF32>);
-  set(WeightFormat::kF16, ActFormat::kF32, nullptr, kFloatDot<LoadF16>);
-  set(WeightFormat::kBF16, ActFormat::kF32, nullptr, kFloatDot<LoadBF16>);
-  set(WeightFormat::kQ4_0, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q4_0>);
-  set(WeightFormat::kQ5_0, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q5_0>);
-  set(WeightFormat::kQ4_1, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q4_1>);
-  set(WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q5_1>);
-  set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, kSignedDot<BlockQ8_0>);
-  set(WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32, kSignedDot<BlockIQ4_NL>);
+  SetMatMul(t, WeightFormat::kF32, ActFormat::kF32, nullptr, kFloatDot<LoadF32>);
+  SetMatMul(t, WeightFormat::kF16, ActFormat::kF32, nullptr, kFloatDot<LoadF16>);
+  SetMatMul(t, WeightFormat::kBF16, ActFormat::kF32, nullptr, kFloatDot<LoadBF16>);
+  SetMatMul(t, WeightFormat::kQ4_0, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q4_0>);
+  SetMatMul(t, WeightFormat::kQ5_0, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q5_0>);
+  SetMatMul(t, WeightFormat::kQ4_1, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q4_1>);
+  SetMatMul(t, WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q5_1>);
+  SetMatMul(t, WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, kSignedDot<BlockQ8_0>);
+  SetMatMul(t, WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32, kSignedDot<BlockIQ4_NL>);
 }
 
 }  // namespace weft::kernels::avx2

@@ -61,13 +61,12 @@ void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* 
   const typename F::Block* wb = static_cast<const typename F::Block*>(w);
   Q8x32Row x[NC];
   __m512 acc[NC];
-  __m256 acc1[NC], corr[NC];
-  float corr_tail[NC];
+  __m256 acc1[NC];
+  x86::LegacyCorr<NC> corr;
   for (int c = 0; c < NC; ++c) {
     x[c] = Q8x32RowAt(xq, stride, c, k);
     acc[c] = _mm512_setzero_ps();
-    acc1[c] = corr[c] = _mm256_setzero_ps();
-    corr_tail[c] = 0;
+    acc1[c] = _mm256_setzero_ps();
   }
   for (int64_t b0 = 0; b0 < nb; b0 += 8) {
     const int n = nb - b0 < 8 ? static_cast<int>(nb - b0) : 8;
@@ -101,20 +100,10 @@ void DotLegacyN(int64_t k, const void* w, const void* xq, size_t stride, float* 
         acc1[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), scale, acc1[c]);
       }
     }
-    if (n == 8) {
-      const __m256 vcws = _mm256_load_ps(cws);
-      for (int c = 0; c < NC; ++c) {
-        corr[c] = _mm256_fmadd_ps(vcws, _mm256_loadu_ps(x[c].ds + b0), corr[c]);
-      }
-    } else {
-      for (int c = 0; c < NC; ++c) {
-        for (int j = 0; j < n; ++j) corr_tail[c] += cws[j] * x[c].ds[b0 + j];
-      }
-    }
+    corr.Add(cws, n, b0, x);
   }
   for (int c = 0; c < NC; ++c) {
-    out[c] = _mm512_reduce_add_ps(acc[c]) + HsumPs(acc1[c]) +
-             F::kCorr * (HsumPs(corr[c]) + corr_tail[c]);
+    out[c] = _mm512_reduce_add_ps(acc[c]) + HsumPs(acc1[c]) + F::kCorr * corr.Sum(c);
   }
 }
 
@@ -247,23 +236,20 @@ constexpr DotFn kBF16Dot = DotByCols<DotBF16N<1>, DotBF16N<2>, DotBF16N<3>, DotB
 }  // namespace
 
 void Fill(KernelTable* t, bool bf16) {
-  auto set = [t](WeightFormat f, ActFormat act, QuantizeActFn q, DotFn d) {
-    t->matmul[static_cast<int>(f)] = MatMulKernel{act, q, d};
-  };
   // Activation quantization stays the AVX2 one (identical bytes).
   // (Q8_0's: the AVX2 Q4_0 entry reads pair order, these kernels plain Q8x32.)
   const QuantizeActFn q8 = t->matmul[static_cast<int>(WeightFormat::kQ8_0)].quantize;
-  set(WeightFormat::kQ4_0, ActFormat::kQ8x32, q8, kLegacyDot<Q4_0>);
-  set(WeightFormat::kQ5_0, ActFormat::kQ8x32, q8, kLegacyDot<Q5_0>);
-  set(WeightFormat::kQ4_1, ActFormat::kQ8x32, q8, kLegacyDot<Q4_1>);
-  set(WeightFormat::kQ5_1, ActFormat::kQ8x32, q8, kLegacyDot<Q5_1>);
-  set(WeightFormat::kQ8_0, ActFormat::kQ8x32, q8, kLegacyDot<Q8_0>);
-  set(WeightFormat::kF32, ActFormat::kF32, nullptr, kFloatDot<LoadF32>);
-  set(WeightFormat::kF16, ActFormat::kF32, nullptr, kFloatDot<LoadF16>);
+  SetMatMul(t, WeightFormat::kQ4_0, ActFormat::kQ8x32, q8, kLegacyDot<Q4_0>);
+  SetMatMul(t, WeightFormat::kQ5_0, ActFormat::kQ8x32, q8, kLegacyDot<Q5_0>);
+  SetMatMul(t, WeightFormat::kQ4_1, ActFormat::kQ8x32, q8, kLegacyDot<Q4_1>);
+  SetMatMul(t, WeightFormat::kQ5_1, ActFormat::kQ8x32, q8, kLegacyDot<Q5_1>);
+  SetMatMul(t, WeightFormat::kQ8_0, ActFormat::kQ8x32, q8, kLegacyDot<Q8_0>);
+  SetMatMul(t, WeightFormat::kF32, ActFormat::kF32, nullptr, kFloatDot<LoadF32>);
+  SetMatMul(t, WeightFormat::kF16, ActFormat::kF32, nullptr, kFloatDot<LoadF16>);
   if (bf16) {
-    set(WeightFormat::kBF16, ActFormat::kBF16, QuantizeBF16, kBF16Dot);
+    SetMatMul(t, WeightFormat::kBF16, ActFormat::kBF16, QuantizeBF16, kBF16Dot);
   } else {
-    set(WeightFormat::kBF16, ActFormat::kF32, nullptr, kFloatDot<LoadBF16>);
+    SetMatMul(t, WeightFormat::kBF16, ActFormat::kF32, nullptr, kFloatDot<LoadBF16>);
   }
   // The x8 layout's 32-element formats and K-quants with vpdpbusd
   // (x8_vnni_impl.h).

@@ -14,6 +14,10 @@
 #endif
 
 namespace weft::kernels {
+
+void SetMatMul(KernelTable* t, WeightFormat f, ActFormat act, QuantizeActFn quantize, DotFn dot) {
+  t->matmul[static_cast<int>(f)] = MatMulKernel{act, quantize, dot};
+}
 namespace {
 
 std::atomic<const KernelTable*> g_active{nullptr};

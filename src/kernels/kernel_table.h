@@ -265,6 +265,12 @@ struct KernelTable {
   uint64_t (*peak_loop)(int kind, int64_t iters) = nullptr;
 };
 
+// Every ISA file's Fill installs its dot entries through this: weight
+// format f multiplied by `dot` against activations `act` made by `quantize`
+// (the whole entry: a tile is installed after, by the x8 Fill functions). Defined in isa.cc, compiled without ISA flags, so
+// no ISA file owns a copy the linker could hand to another.
+void SetMatMul(KernelTable* t, WeightFormat f, ActFormat act, QuantizeActFn quantize, DotFn dot);
+
 // The table of each ISA. The x86 ones exist only on x86-64 builds, the NEON
 // ones only on AArch64 builds, and may only be called when the CPU
 // supports them (isa.h checks).

@@ -265,19 +265,23 @@ void Wsum(const void* const* rows, int64_t np, const float* alpha,
 KernelTable MakeScalarTable() {
   KernelTable t;
   t.name = "scalar";
-  auto set = [&t](WeightFormat f, ActFormat act, QuantizeActFn q, DotFn d) {
-    t.matmul[static_cast<int>(f)] = MatMulKernel{act, q, d};
-  };
-  set(WeightFormat::kF32, ActFormat::kF32, nullptr, DotCols<DotF32>);
-  set(WeightFormat::kF16, ActFormat::kF32, nullptr, DotCols<DotHalf<Fp16ToFp32>>);
-  set(WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<DotHalf<Bf16ToFp32>>);
-  set(WeightFormat::kQ4_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8x32<BlockQ4_0>>);
-  set(WeightFormat::kQ5_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8x32<BlockQ5_0>>);
-  set(WeightFormat::kQ4_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8x32<BlockQ4_1>>);
-  set(WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8x32<BlockQ5_1>>);
-  set(WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8x32<BlockIQ4_NL>>);
-  set(WeightFormat::kIQ4_XS, ActFormat::kQ8K, QuantizeQ8K, DotCols<DotSuperBlocks<BlockIQ4_XS, DotIQ4_XS>>);
-  set(WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, DotCols<DotQ8x32<BlockQ8_0>>);
+  SetMatMul(&t, WeightFormat::kF32, ActFormat::kF32, nullptr, DotCols<DotF32>);
+  SetMatMul(&t, WeightFormat::kF16, ActFormat::kF32, nullptr, DotCols<DotHalf<Fp16ToFp32>>);
+  SetMatMul(&t, WeightFormat::kBF16, ActFormat::kF32, nullptr, DotCols<DotHalf<Bf16ToFp32>>);
+  SetMatMul(&t, WeightFormat::kQ4_0, ActFormat::kQ8x32, QuantizeQ8x32,
+            DotCols<DotQ8x32<BlockQ4_0>>);
+  SetMatMul(&t, WeightFormat::kQ5_0, ActFormat::kQ8x32, QuantizeQ8x32,
+            DotCols<DotQ8x32<BlockQ5_0>>);
+  SetMatMul(&t, WeightFormat::kQ4_1, ActFormat::kQ8x32, QuantizeQ8x32,
+            DotCols<DotQ8x32<BlockQ4_1>>);
+  SetMatMul(&t, WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32,
+            DotCols<DotQ8x32<BlockQ5_1>>);
+  SetMatMul(&t, WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32,
+            DotCols<DotQ8x32<BlockIQ4_NL>>);
+  SetMatMul(&t, WeightFormat::kIQ4_XS, ActFormat::kQ8K, QuantizeQ8K,
+            DotCols<DotSuperBlocks<BlockIQ4_XS, DotIQ4_XS>>);
+  SetMatMul(&t, WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32,
+            DotCols<DotQ8x32<BlockQ8_0>>);
   FillScalarKQuants(&t, QuantizeQ8K);
   FillScalarX8(&t, QuantizeQ8x32);  // after the Q4_K entry (its Q8_K conversion)
   t.rms_norm = RmsNorm;

@@ -109,7 +109,7 @@ float DotQ6_K(const BlockQ6_K& w, const BlockQ8_K& a) {
 
 void FillScalarKQuants(KernelTable* t, QuantizeActFn quantize_q8k) {
   auto set = [t, quantize_q8k](WeightFormat f, DotFn d) {
-    t->matmul[static_cast<int>(f)] = MatMulKernel{ActFormat::kQ8K, quantize_q8k, d};
+    SetMatMul(t, f, ActFormat::kQ8K, quantize_q8k, d);
   };
   set(WeightFormat::kQ2_K, DotCols<DotSuperBlocks<BlockQ2_K, DotQ2_K>>);
   set(WeightFormat::kQ3_K, DotCols<DotSuperBlocks<BlockQ3_K, DotQ3_K>>);

@@ -13,6 +13,7 @@
 
 #include <immintrin.h>
 
+#include "kernels/kernel_table.h"
 #include "kernels/simd_x86.h"
 #include "tensor/blocks.h"
 
@@ -48,6 +49,36 @@ struct Q5_1 {
     return _mm256_or_si256(x86::NibblesToBytes(b.qs), hi);
   }
   static float CorrW(const Block& b, float) { return Fp16(b.m); }
+};
+
+// The c side of a legacy dot for NC activation rows: sum over blocks of
+// CorrW(block) * ds (the activations' block sums), a vector for full groups
+// of 8 blocks and a scalar tail; the dot adds kCorr * Sum(c) at the end.
+template <int NC>
+struct LegacyCorr {
+  __m256 corr[NC];
+  float tail[NC];
+
+  LegacyCorr() {
+    for (int c = 0; c < NC; ++c) {
+      corr[c] = _mm256_setzero_ps();
+      tail[c] = 0;
+    }
+  }
+  // Blocks b0 .. b0 + n - 1 (n <= 8), their CorrW in cws[0 .. n).
+  [[gnu::always_inline]] void Add(const float* cws, int n, int64_t b0, const Q8x32Row* x) {
+    if (n == 8) {
+      const __m256 vcws = _mm256_load_ps(cws);
+      for (int c = 0; c < NC; ++c) {
+        corr[c] = _mm256_fmadd_ps(vcws, _mm256_loadu_ps(x[c].ds + b0), corr[c]);
+      }
+    } else {
+      for (int c = 0; c < NC; ++c) {
+        for (int j = 0; j < n; ++j) tail[c] += cws[j] * x[c].ds[b0 + j];
+      }
+    }
+  }
+  float Sum(int c) const { return HsumPs(corr[c]) + tail[c]; }
 };
 
 }  // namespace
