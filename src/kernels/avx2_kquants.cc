@@ -39,15 +39,41 @@ static inline __m256i ScaleK(__m256i sc16, int j) {
   return _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<int16_t>(0x0100 + 0x0202 * j)));
 }
 
+// The activation side of a K-quant dot with block minimums (Q4_K, Q5_K,
+// Q2_K) for NC Q8_K rows: acc gathers the scaled integer sums, accm the
+// mins against the activations' 16-element sums; out = acc - accm.
+template <int NC>
+struct MinsDot {
+  const BlockQ8_K* a[NC];
+  __m256 acc[NC], accm[NC];
+
+  MinsDot(const void* xq, size_t stride) {
+    for (int c = 0; c < NC; ++c) {
+      a[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + c * stride);
+      acc[c] = accm[c] = _mm256_setzero_ps();
+    }
+  }
+  // Block b: isum[c] its integer sums, m16 its 16 mins (int16), d and dmin
+  // its scales.
+  [[gnu::always_inline]] void Finish(int64_t b, const __m256i* isum, __m256i m16, float d,
+                                     float dmin) {
+    for (int c = 0; c < NC; ++c) {
+      const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[c][b].bsums));
+      const __m256i msum = _mm256_madd_epi16(bs, m16);
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * a[c][b].d), acc[c]);
+      accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(dmin * a[c][b].d), accm[c]);
+    }
+  }
+  void Store(float* out) const {
+    for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]) - HsumPs(accm[c]);
+  }
+};
+
 template <int NC, bool kQ5>
 void DotQ45KN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
   const int64_t nb = k / kQK_K;
-  const BlockQ8_K* a[NC];
-  __m256 acc[NC], accm[NC];
-  for (int c = 0; c < NC; ++c) {
-    a[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + c * stride);
-    acc[c] = accm[c] = _mm256_setzero_ps();
-  }
+  MinsDot<NC> m(xq, stride);
+  const BlockQ8_K* const* a = m.a;
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* scales;
@@ -89,14 +115,9 @@ void DotQ45KN(int64_t k, const void* w, const void* xq, size_t stride, float* ou
         isum[c] = _mm256_add_epi32(isum[c], _mm256_add_epi32(_mm256_madd_epi16(p0, s0), _mm256_madd_epi16(p1, s1)));
       }
     }
-    for (int c = 0; c < NC; ++c) {
-      const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[c][b].bsums));
-      const __m256i msum = _mm256_madd_epi16(bs, m16);
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * a[c][b].d), acc[c]);
-      accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(dmin * a[c][b].d), accm[c]);
-    }
+    m.Finish(b, isum, m16, d, dmin);
   }
-  for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]) - HsumPs(accm[c]);
+  m.Store(out);
 }
 
 template <int NC>
@@ -171,12 +192,8 @@ template <int NC>
 void DotQ2KN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
   const int64_t nb = k / kQK_K;
   const BlockQ2_K* wb = static_cast<const BlockQ2_K*>(w);
-  const BlockQ8_K* a[NC];
-  __m256 acc[NC], accm[NC];
-  for (int c = 0; c < NC; ++c) {
-    a[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + c * stride);
-    acc[c] = accm[c] = _mm256_setzero_ps();
-  }
+  MinsDot<NC> m(xq, stride);
+  const BlockQ8_K* const* a = m.a;
   const __m256i m3 = _mm256_set1_epi8(3);
   const __m128i m15 = _mm_set1_epi8(0x0f);
   for (int64_t b = 0; b < nb; ++b) {
@@ -199,14 +216,9 @@ void DotQ2KN(int64_t k, const void* w, const void* xq, size_t stride, float* out
       }
     }
     const float d = Fp16(wb[b].d), dmin = Fp16(wb[b].dmin);
-    for (int c = 0; c < NC; ++c) {
-      const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[c][b].bsums));
-      const __m256i msum = _mm256_madd_epi16(bs, m16);
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * a[c][b].d), acc[c]);
-      accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(dmin * a[c][b].d), accm[c]);
-    }
+    m.Finish(b, isum, m16, d, dmin);
   }
-  for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]) - HsumPs(accm[c]);
+  m.Store(out);
 }
 
 // Q3_K: 16 groups of 16, x = d * (sc - 32) * (q2 - 4 * !hbit), the high bit
