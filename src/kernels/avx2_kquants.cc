@@ -39,33 +39,55 @@ static inline __m256i ScaleK(__m256i sc16, int j) {
   return _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<int16_t>(0x0100 + 0x0202 * j)));
 }
 
-// The activation side of a K-quant dot with block minimums (Q4_K, Q5_K,
-// Q2_K) for NC Q8_K rows: acc gathers the scaled integer sums, accm the
-// mins against the activations' 16-element sums; out = acc - accm.
+// The activation side of a K-quant dot for NC Q8_K rows: acc gathers each
+// super-block's integer sums times d * da; out = acc.
 template <int NC>
-struct MinsDot {
+struct Q8KDot {
   const BlockQ8_K* a[NC];
-  __m256 acc[NC], accm[NC];
+  __m256 acc[NC];
 
-  MinsDot(const void* xq, size_t stride) {
+  Q8KDot(const void* xq, size_t stride) {
     for (int c = 0; c < NC; ++c) {
       a[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + c * stride);
-      acc[c] = accm[c] = _mm256_setzero_ps();
+      acc[c] = _mm256_setzero_ps();
     }
   }
-  // Block b: isum[c] its integer sums, m16 its 16 mins (int16), d and dmin
-  // its scales.
-  [[gnu::always_inline]] void Finish(int64_t b, const __m256i* isum, __m256i m16, float d,
-                                     float dmin) {
+  // Super-block b: isum[c] its integer sums, d its scale.
+  [[gnu::always_inline]] void Finish(int64_t b, const __m256i* isum, float d) {
     for (int c = 0; c < NC; ++c) {
-      const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[c][b].bsums));
-      const __m256i msum = _mm256_madd_epi16(bs, m16);
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * a[c][b].d), acc[c]);
-      accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(dmin * a[c][b].d), accm[c]);
     }
   }
   void Store(float* out) const {
-    for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]) - HsumPs(accm[c]);
+    for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]);
+  }
+};
+
+// With block minimums (Q4_K, Q5_K, Q2_K): accm gathers the mins against
+// the activations' 16-element sums times dmin * da; out = acc - accm.
+template <int NC>
+struct MinsDot : Q8KDot<NC> {
+  __m256 accm[NC];
+
+  MinsDot(const void* xq, size_t stride) : Q8KDot<NC>(xq, stride) {
+    for (int c = 0; c < NC; ++c) accm[c] = _mm256_setzero_ps();
+  }
+  // Super-block b: isum[c] its integer sums, m16 its 16 mins (int16), d
+  // and dmin its scales.
+  [[gnu::always_inline]] void Finish(int64_t b, const __m256i* isum, __m256i m16, float d,
+                                     float dmin) {
+    const BlockQ8_K* const* a = this->a;
+    for (int c = 0; c < NC; ++c) {
+      const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[c][b].bsums));
+      const __m256i msum = _mm256_madd_epi16(bs, m16);
+      this->acc[c] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * a[c][b].d), this->acc[c]);
+      accm[c] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(dmin * a[c][b].d), accm[c]);
+    }
+  }
+  void Store(float* out) const {
+    for (int c = 0; c < NC; ++c) out[c] = HsumPs(this->acc[c]) - HsumPs(accm[c]);
   }
 };
 
@@ -124,12 +146,8 @@ template <int NC>
 void DotQ6KN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
   const int64_t nb = k / kQK_K;
   const BlockQ6_K* wb = static_cast<const BlockQ6_K*>(w);
-  const BlockQ8_K* a[NC];
-  __m256 acc[NC];
-  for (int c = 0; c < NC; ++c) {
-    a[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + c * stride);
-    acc[c] = _mm256_setzero_ps();
-  }
+  Q8KDot<NC> m(xq, stride);
+  const BlockQ8_K* const* a = m.a;
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i two = _mm256_set1_epi8(3);
   for (int64_t b = 0; b < nb; ++b) {
@@ -165,11 +183,9 @@ void DotQ6KN(int64_t k, const void* w, const void* xq, size_t stride, float* out
         }
       }
     }
-    for (int c = 0; c < NC; ++c) {
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * a[c][b].d), acc[c]);
-    }
+    m.Finish(b, isum, d);
   }
-  for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]);
+  m.Store(out);
 }
 
 // The 16 group scales of a Q2_K / Q3_K super-block as int16 (groups 0..7
@@ -228,12 +244,8 @@ template <int NC>
 void DotQ3KN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
   const int64_t nb = k / kQK_K;
   const BlockQ3_K* wb = static_cast<const BlockQ3_K*>(w);
-  const BlockQ8_K* a[NC];
-  __m256 acc[NC];
-  for (int c = 0; c < NC; ++c) {
-    a[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + c * stride);
-    acc[c] = _mm256_setzero_ps();
-  }
+  Q8KDot<NC> m(xq, stride);
+  const BlockQ8_K* const* a = m.a;
   const __m256i m3 = _mm256_set1_epi8(3);
   const __m256i four = _mm256_set1_epi8(4);
   for (int64_t b = 0; b < nb; ++b) {
@@ -267,11 +279,9 @@ void DotQ3KN(int64_t k, const void* w, const void* xq, size_t stride, float* out
       }
     }
     const float d = Fp16(wb[b].d);
-    for (int c = 0; c < NC; ++c) {
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * a[c][b].d), acc[c]);
-    }
+    m.Finish(b, isum, d);
   }
-  for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]);
+  m.Store(out);
 }
 
 // IQ4_XS against Q8_K activations: per 32-element sub-block the IQ4_NL
@@ -282,12 +292,8 @@ template <int NC>
 void DotIQ4_XSN(int64_t k, const void* w, const void* xq, size_t stride, float* out) {
   const BlockIQ4_XS* wb = static_cast<const BlockIQ4_XS*>(w);
   const __m256i table = x86::ByteTable16(kIQ4NLValues);
-  const BlockQ8_K* x[NC];
-  __m256 acc[NC];
-  for (int c = 0; c < NC; ++c) {
-    x[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + c * stride);
-    acc[c] = _mm256_setzero_ps();
-  }
+  Q8KDot<NC> m(xq, stride);
+  const BlockQ8_K* const* x = m.a;
   for (int64_t i = 0; i < k / kQK_K; ++i) {
     __m256i isum[NC];
     for (int c = 0; c < NC; ++c) isum[c] = _mm256_setzero_si256();
@@ -302,12 +308,9 @@ void DotIQ4_XSN(int64_t k, const void* w, const void* xq, size_t stride, float* 
         isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(p, ls));
       }
     }
-    const float d = Fp16(wb[i].d);
-    for (int c = 0; c < NC; ++c) {
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * x[c][i].d), acc[c]);
-    }
+    m.Finish(i, isum, Fp16(wb[i].d));
   }
-  for (int c = 0; c < NC; ++c) out[c] = HsumPs(acc[c]);
+  m.Store(out);
 }
 
 // Q8_K activations, computed exactly as the scalar twin.
