@@ -89,15 +89,7 @@ void Engine::ObservePass(const StepPlan& plan, double ms) {
   const PassCostSnapshot c = scheduler_->cost_model().snapshot();
   const int64_t first = scheduler_->config().cost_model_min_samples;
   if (c.samples != first && (c.samples < first || c.samples % 64 != 0)) return;
-  CostModelTrace t;
-  t.step = plan.step;
-  t.samples = c.samples;
-  t.fixed_ms = c.coefficients.fixed_ms;
-  t.per_token_ms = c.coefficients.per_token_ms;
-  t.per_logit_row_ms = c.coefficients.per_logit_row_ms;
-  t.per_1k_context_ms = c.coefficients.per_1k_context_ms;
-  t.rms_ms = c.rms_ms;
-  trace_->AddCostModel(t);  // flushed with the next pass
+  trace_->AddCostModel({plan.step, c});  // flushed with the next pass
 }
 
 Engine::~Engine() {

@@ -80,8 +80,9 @@ void TraceWriter::AddCostModel(const CostModelTrace& c) {
       "{\"ev\":\"cost_model\",\"step\":%llu,\"samples\":%lld,"
       "\"fixed_ms\":%.4f,\"per_token_ms\":%.5f,\"per_logit_row_ms\":%.5f,"
       "\"per_1k_context_ms\":%.5f,\"rms_ms\":%.4f}",
-      (unsigned long long)c.step, (long long)c.samples, c.fixed_ms,
-      c.per_token_ms, c.per_logit_row_ms, c.per_1k_context_ms, c.rms_ms));
+      (unsigned long long)c.step, (long long)c.model.samples, c.model.coefficients.fixed_ms,
+      c.model.coefficients.per_token_ms, c.model.coefficients.per_logit_row_ms,
+      c.model.coefficients.per_1k_context_ms, c.model.rms_ms));
 }
 
 void TraceWriter::AddRequest(const RequestTrace& r) {

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/pass_cost_model.h"
 #include "util/status.h"
 
 namespace weft::engine {
@@ -74,13 +75,8 @@ struct PassTrace {
 // The pass cost model (engine/pass_cost_model.h), written when it becomes
 // ready and every 64 passes after.
 struct CostModelTrace {
-  uint64_t step = 0;     // the last pass it has seen
-  int64_t samples = 0;   // passes observed
-  double fixed_ms = 0;
-  double per_token_ms = 0;
-  double per_logit_row_ms = 0;
-  double per_1k_context_ms = 0;
-  double rms_ms = 0;     // fit error
+  uint64_t step = 0;  // the last pass it has seen
+  PassCostSnapshot model;
 };
 
 // One request, written when its final event is delivered.

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/pass_cost_model.h"
 #include "util/status.h"
 
 namespace weft::server {
@@ -167,18 +168,7 @@ struct EngineInfo {
                                            // the decodes' own time
 };
 
-// The engine's online model of a pass's time (engine/pass_cost_model.h):
-// ms = fixed + per_token * tokens + per_logit_row * sequences sampled
-//      + per_1k_context * attention pairs / 1000.
-struct PassCostInfo {
-  bool ready = false;    // enough passes seen to size passes by time
-  int64_t samples = 0;   // passes observed
-  double fixed_ms = 0;
-  double per_token_ms = 0;
-  double per_logit_row_ms = 0;
-  double per_1k_context_ms = 0;
-  double rms_ms = 0;     // fit error
-};
+
 
 // Live counters and gauges; unknown = nullopt.
 struct BackendStats {
@@ -197,7 +187,9 @@ struct BackendStats {
   int64_t preemptions = 0;
   int64_t aborts = 0;
   int64_t admission_rejections = 0;
-  std::optional<PassCostInfo> pass_cost;  // unknown for fakes
+  // The engine's online model of a pass's time (engine/pass_cost_model.h);
+  // unknown for fakes.
+  std::optional<engine::PassCostSnapshot> pass_cost;
 };
 
 enum class Readiness { kLoading, kReady, kDraining };

@@ -147,14 +147,7 @@ BackendStats EngineBackend::Stats() const {
   // Running sequences, as max_in_flight and in_flight_now count them (not
   // the waiting ones).
   s.peak_in_flight = engine_->loop_stats().peak_running;
-  const engine::PassCostSnapshot pc = engine_->pass_cost();
-  s.pass_cost = PassCostInfo{pc.ready,
-                             pc.samples,
-                             pc.coefficients.fixed_ms,
-                             pc.coefficients.per_token_ms,
-                             pc.coefficients.per_logit_row_ms,
-                             pc.coefficients.per_1k_context_ms,
-                             pc.rms_ms};
+  s.pass_cost = engine_->pass_cost();
   if (options_.engine_info.max_in_flight &&
       es.num_running >= *options_.engine_info.max_in_flight) {
     s.admission_ceiling_reason = "max_seqs";

@@ -128,14 +128,15 @@ void HandleMetrics(ServerState& s, Exchange& ex) {
   ex.Respond(200, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
 }
 
-json PassCostJson(const std::optional<PassCostInfo>& p) {
+json PassCostJson(const std::optional<engine::PassCostSnapshot>& p) {
   if (!p) return nullptr;
+  const engine::PassCostCoefficients& c = p->coefficients;
   return {{"ready", p->ready},
           {"samples", p->samples},
-          {"fixed_ms", p->fixed_ms},
-          {"per_token_ms", p->per_token_ms},
-          {"per_logit_row_ms", p->per_logit_row_ms},
-          {"per_1k_context_ms", p->per_1k_context_ms},
+          {"fixed_ms", c.fixed_ms},
+          {"per_token_ms", c.per_token_ms},
+          {"per_logit_row_ms", c.per_logit_row_ms},
+          {"per_1k_context_ms", c.per_1k_context_ms},
           {"rms_ms", p->rms_ms}};
 }
 
