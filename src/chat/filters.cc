@@ -37,114 +37,241 @@ using internal::ToJsonFilter;
 using FilterFn =
     std::function<StatusOr<Value>(Interpreter&, const Value&, CallArgs&)>;
 
+StatusOr<Value> AbsFilter(Interpreter&, const Value& v, CallArgs&) {
+  if (v.is_float()) return Value(std::fabs(v.number()));
+  if (v.is_int() || v.is_bool()) return Negate(v, v.integer() < 0);
+  return TypeError("bad operand type for abs(): '" + v.TypeName() + "'");
+}
+
+StatusOr<Value> AttrFilter(Interpreter&, const Value& v, CallArgs& a) {
+  const Value* n = Arg(a, 0, "name");
+  if (n == nullptr) return TypeError("attr() missing name");
+  // Attributes only (no item fallback), as jinja2's do_attr.
+  std::string name = PyStr(*n);
+  if (v.is_undefined()) return UndefinedError(v);
+  if (IsSafeMethod(v, name)) return BindMethod(v, name);
+  if (v.is_namespace()) return GetAttr(v, name);
+  return Value::Undefined("'" + v.TypeName() +
+                          " object' has no attribute '" + name + "'");
+}
+
+StatusOr<Value> BatchFilter(Interpreter&, const Value& v, CallArgs& a) {
+  ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
+  const Value* n = Arg(a, 0, "linecount");
+  if (n == nullptr || !n->is_int() || n->integer() <= 0) {
+    return TypeError("batch: linecount must be a positive integer");
+  }
+  const Value* fill = Arg(a, 1, "fill_with");
+  size_t size = static_cast<size_t>(n->integer());
+  Value::List out, cur;
+  for (const Value& x : items) {
+    cur.push_back(x);
+    if (cur.size() == size) {
+      out.push_back(Value::MakeList(std::move(cur)));
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) {
+    while (fill && !fill->is_none() && cur.size() < size)
+      cur.push_back(*fill);
+    out.push_back(Value::MakeList(std::move(cur)));
+  }
+  return Value::MakeList(std::move(out));
+}
+
+StatusOr<Value> CapitalizeFilter(Interpreter&, const Value& v, CallArgs&) {
+  std::string s = AsciiLower(PyStr(v));
+  if (!s.empty()) s[0] = AsciiUpper(s.substr(0, 1))[0];
+  return Value(std::move(s));
+}
+
+StatusOr<Value> CenterFilter(Interpreter&, const Value& v, CallArgs& a) {
+  std::string s = PyStr(v);
+  const Value* w = Arg(a, 0, "width");
+  int64_t width =
+      w && w->is_int() ? std::min<int64_t>(w->integer(), 1 << 20) : 80;
+  int64_t len = static_cast<int64_t>(CodePointCount(s));
+  if (width <= len) return Value(s);
+  int64_t pad = width - len;
+  int64_t left = pad / 2 + (pad & width & 1);
+  return Value(std::string(static_cast<size_t>(left), ' ') + s +
+               std::string(static_cast<size_t>(pad - left), ' '));
+}
+
+StatusOr<Value> DefaultFilter(Interpreter&, const Value& v, CallArgs& a) {
+  const Value* d = Arg(a, 0, "default_value");
+  bool boolean = BoolArg(a, 1, "boolean", false);
+  if (v.is_undefined() || (boolean && !v.Truthy())) {
+    return d ? *d : Value("");
+  }
+  return v;
+}
+
+StatusOr<Value> DictsortFilter(Interpreter&, const Value& v, CallArgs& a) {
+  if (!v.is_dict()) return TypeError("dictsort: not a mapping");
+  bool cs = BoolArg(a, 0, "case_sensitive", false);
+  std::string by = "key";
+  if (const Value* b = Arg(a, 1, "by")) by = PyStr(*b);
+  if (by != "key" && by != "value") {
+    return InvalidArgumentError(
+        "You can only sort by either \"key\" or \"value\"");
+  }
+  bool reverse = BoolArg(a, 2, "reverse", false);
+  std::vector<Value> items;
+  for (const auto& [k, val] : v.dict().entries()) {
+    items.push_back(Value::MakeTuple({k, val}));
+  }
+  size_t pos = by == "key" ? 0 : 1;
+  RETURN_IF_ERROR(SortValues(
+      &items,
+      [&](const Value& x) -> StatusOr<Value> {
+        return Fold(x.list()[pos], cs);
+      },
+      reverse));
+  return Value::MakeList(std::move(items));
+}
+
+StatusOr<Value> EscapeFilter(Interpreter&, const Value& v, CallArgs&) {
+  if (v.is_safe()) return v;
+  return Value::Markup(HtmlEscape(PyStr(v)));
+}
+
+// first (kFirst) and last.
+template <bool kFirst>
+StatusOr<Value> EndFilter(Interpreter&, const Value& v, CallArgs&) {
+  ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
+  if (items.empty()) {
+    return Value::Undefined(kFirst ? "No first item, sequence was empty."
+                                   : "No last item, sequence was empty.");
+  }
+  return kFirst ? items.front() : items.back();
+}
+
+StatusOr<Value> ItemsFilter(Interpreter&, const Value& v, CallArgs&) {
+  Value::List out;
+  if (v.is_undefined()) return Value::MakeList(std::move(out));
+  if (!v.is_dict())
+    return TypeError("Can only get item pairs from a mapping.");
+  for (const auto& [k, val] : v.dict().entries()) {
+    out.push_back(Value::MakeTuple({k, val}));
+  }
+  return Value::MakeList(std::move(out));
+}
+
+StatusOr<Value> LengthFilter(Interpreter&, const Value& v, CallArgs&) {
+  ASSIGN_OR_RETURN(int64_t n, Length(v));
+  return Value(n);
+}
+
+StatusOr<Value> ListFilter(Interpreter&, const Value& v, CallArgs&) {
+  ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
+  return Value::MakeList(std::move(items));
+}
+
+StatusOr<Value> ReverseFilter(Interpreter&, const Value& v, CallArgs&) {
+  if (v.is_string()) {
+    std::vector<uint32_t> cps = DecodeUtf8(v.str());
+    std::reverse(cps.begin(), cps.end());
+    return Value(EncodeUtf8(cps, 0, cps.size()));
+  }
+  ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
+  std::reverse(items.begin(), items.end());
+  return Value::MakeList(std::move(items));
+}
+
+StatusOr<Value> SortFilter(Interpreter&, const Value& v, CallArgs& a) {
+  ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
+  bool reverse = BoolArg(a, 0, "reverse", false);
+  bool cs = BoolArg(a, 1, "case_sensitive", false);
+  const Value* attribute = Arg(a, 2, "attribute");
+  RETURN_IF_ERROR(SortValues(
+      &items,
+      [&](const Value& x) -> StatusOr<Value> {
+        ASSIGN_OR_RETURN(Value k, GetPath(x, attribute));
+        return Fold(k, cs);
+      },
+      reverse));
+  return Value::MakeList(std::move(items));
+}
+
+StatusOr<Value> StringFilter(Interpreter&, const Value& v, CallArgs&) {
+  if (v.is_string()) return v;
+  return Value(PyStr(v));
+}
+
+StatusOr<Value> SumFilter(Interpreter&, const Value& v, CallArgs& a) {
+  ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
+  const Value* attribute = Arg(a, 0, "attribute");
+  Value total(0);
+  if (const Value* s = Arg(a, 1, "start")) total = *s;
+  for (const Value& x : items) {
+    ASSIGN_OR_RETURN(Value k, GetPath(x, attribute));
+    ASSIGN_OR_RETURN(total, BinaryOp("+", total, k, size_t{1} << 30));
+  }
+  return total;
+}
+
+StatusOr<Value> TrimFilter(Interpreter&, const Value& v, CallArgs& a) {
+  std::optional<std::string> chars;
+  if (const Value* c = Arg(a, 0, "chars"); c && !c->is_none())
+    chars = PyStr(*c);
+  ASSIGN_OR_RETURN(std::string s, StrInput(v));
+  return Value(PyStrip(s, chars, true, true));
+}
+
+StatusOr<Value> UniqueFilter(Interpreter&, const Value& v, CallArgs& a) {
+  ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
+  bool cs = BoolArg(a, 0, "case_sensitive", false);
+  const Value* attribute = Arg(a, 1, "attribute");
+  Value::List out, seen;
+  for (const Value& x : items) {
+    ASSIGN_OR_RETURN(Value k, GetPath(x, attribute));
+    k = Fold(k, cs);
+    bool dup = false;
+    for (const Value& s : seen) dup = dup || Equals(s, k);
+    if (dup) continue;
+    seen.push_back(k);
+    out.push_back(x);
+  }
+  return Value::MakeList(std::move(out));
+}
+
+StatusOr<Value> WordcountFilter(Interpreter&, const Value& v, CallArgs&) {
+  std::string s = PyStr(v);
+  int64_t n = 0;
+  bool in_word = false;
+  for (char c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    bool w = u >= 0x80 || std::isalnum(u) || c == '_';
+    if (w && !in_word) ++n;
+    in_word = w;
+  }
+  return Value(n);
+}
+
+// select/reject (kSelect false) and their attr forms.
+template <bool kSelect, bool kAttr>
+StatusOr<Value> Select(Interpreter& in, const Value& v, CallArgs& a) {
+  return SelectOrReject(in, v, a, kSelect, kAttr);
+}
+
+// max (kMax) and min.
+template <bool kMax>
+StatusOr<Value> Extreme(Interpreter&, const Value& v, CallArgs& a) {
+  return MinMax(v, a, kMax);
+}
+
 const std::unordered_map<std::string, FilterFn>& Filters() {
   static const auto* filters = new std::unordered_map<std::string, FilterFn>{
-      {"abs",
-       [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
-         if (v.is_float()) return Value(std::fabs(v.number()));
-         if (v.is_int() || v.is_bool()) return Negate(v, v.integer() < 0);
-         return TypeError("bad operand type for abs(): '" + v.TypeName() + "'");
-       }},
-      {"attr",
-       [](Interpreter&, const Value& v, CallArgs& a) -> StatusOr<Value> {
-         const Value* n = Arg(a, 0, "name");
-         if (n == nullptr) return TypeError("attr() missing name");
-         // Attributes only (no item fallback), as jinja2's do_attr.
-         std::string name = PyStr(*n);
-         if (v.is_undefined()) return UndefinedError(v);
-         if (IsSafeMethod(v, name)) return BindMethod(v, name);
-         if (v.is_namespace()) return GetAttr(v, name);
-         return Value::Undefined("'" + v.TypeName() +
-                                 " object' has no attribute '" + name + "'");
-       }},
-      {"batch",
-       [](Interpreter&, const Value& v, CallArgs& a) -> StatusOr<Value> {
-         ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
-         const Value* n = Arg(a, 0, "linecount");
-         if (n == nullptr || !n->is_int() || n->integer() <= 0) {
-           return TypeError("batch: linecount must be a positive integer");
-         }
-         const Value* fill = Arg(a, 1, "fill_with");
-         size_t size = static_cast<size_t>(n->integer());
-         Value::List out, cur;
-         for (const Value& x : items) {
-           cur.push_back(x);
-           if (cur.size() == size) {
-             out.push_back(Value::MakeList(std::move(cur)));
-             cur.clear();
-           }
-         }
-         if (!cur.empty()) {
-           while (fill && !fill->is_none() && cur.size() < size)
-             cur.push_back(*fill);
-           out.push_back(Value::MakeList(std::move(cur)));
-         }
-         return Value::MakeList(std::move(out));
-       }},
-      {"capitalize",
-       [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
-         std::string s = AsciiLower(PyStr(v));
-         if (!s.empty()) s[0] = AsciiUpper(s.substr(0, 1))[0];
-         return Value(std::move(s));
-       }},
-      {"center",
-       [](Interpreter&, const Value& v, CallArgs& a) -> StatusOr<Value> {
-         std::string s = PyStr(v);
-         const Value* w = Arg(a, 0, "width");
-         int64_t width =
-             w && w->is_int() ? std::min<int64_t>(w->integer(), 1 << 20) : 80;
-         int64_t len = static_cast<int64_t>(CodePointCount(s));
-         if (width <= len) return Value(s);
-         int64_t pad = width - len;
-         int64_t left = pad / 2 + (pad & width & 1);
-         return Value(std::string(static_cast<size_t>(left), ' ') + s +
-                      std::string(static_cast<size_t>(pad - left), ' '));
-       }},
-      {"default",
-       [](Interpreter&, const Value& v, CallArgs& a) -> StatusOr<Value> {
-         const Value* d = Arg(a, 0, "default_value");
-         bool boolean = BoolArg(a, 1, "boolean", false);
-         if (v.is_undefined() || (boolean && !v.Truthy())) {
-           return d ? *d : Value("");
-         }
-         return v;
-       }},
-      {"dictsort",
-       [](Interpreter&, const Value& v, CallArgs& a) -> StatusOr<Value> {
-         if (!v.is_dict()) return TypeError("dictsort: not a mapping");
-         bool cs = BoolArg(a, 0, "case_sensitive", false);
-         std::string by = "key";
-         if (const Value* b = Arg(a, 1, "by")) by = PyStr(*b);
-         if (by != "key" && by != "value") {
-           return InvalidArgumentError(
-               "You can only sort by either \"key\" or \"value\"");
-         }
-         bool reverse = BoolArg(a, 2, "reverse", false);
-         std::vector<Value> items;
-         for (const auto& [k, val] : v.dict().entries()) {
-           items.push_back(Value::MakeTuple({k, val}));
-         }
-         size_t pos = by == "key" ? 0 : 1;
-         RETURN_IF_ERROR(SortValues(
-             &items,
-             [&](const Value& x) -> StatusOr<Value> {
-               return Fold(x.list()[pos], cs);
-             },
-             reverse));
-         return Value::MakeList(std::move(items));
-       }},
-      {"escape",
-       [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
-         if (v.is_safe()) return v;
-         return Value::Markup(HtmlEscape(PyStr(v)));
-       }},
-      {"first",
-       [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
-         ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
-         if (items.empty())
-           return Value::Undefined("No first item, sequence was empty.");
-         return items.front();
-       }},
+      {"abs", AbsFilter},
+      {"attr", AttrFilter},
+      {"batch", BatchFilter},
+      {"capitalize", CapitalizeFilter},
+      {"center", CenterFilter},
+      {"default", DefaultFilter},
+      {"dictsort", DictsortFilter},
+      {"escape", EscapeFilter},
+      {"first", EndFilter<true>},
       {"float", FloatFilter},
       {"forceescape",
        [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
@@ -152,160 +279,48 @@ const std::unordered_map<std::string, FilterFn>& Filters() {
        }},
       {"indent", Indent},
       {"int", IntFilter},
-      {"items",
-       [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
-         Value::List out;
-         if (v.is_undefined()) return Value::MakeList(std::move(out));
-         if (!v.is_dict())
-           return TypeError("Can only get item pairs from a mapping.");
-         for (const auto& [k, val] : v.dict().entries()) {
-           out.push_back(Value::MakeTuple({k, val}));
-         }
-         return Value::MakeList(std::move(out));
-       }},
+      {"items", ItemsFilter},
       {"join", Join},
-      {"last",
-       [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
-         ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
-         if (items.empty())
-           return Value::Undefined("No last item, sequence was empty.");
-         return items.back();
-       }},
-      {"length",
-       [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
-         ASSIGN_OR_RETURN(int64_t n, Length(v));
-         return Value(n);
-       }},
-      {"list",
-       [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
-         ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
-         return Value::MakeList(std::move(items));
-       }},
+      {"last", EndFilter<false>},
+      {"length", LengthFilter},
+      {"list", ListFilter},
       {"lower",
        [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
          return Value(AsciiLower(PyStr(v)));
        }},
       {"map", Map},
-      {"max", [](Interpreter&, const Value& v,
-                 CallArgs& a) { return MinMax(v, a, true); }},
-      {"min", [](Interpreter&, const Value& v,
-                 CallArgs& a) { return MinMax(v, a, false); }},
+      {"max", Extreme<true>},
+      {"min", Extreme<false>},
       {"pprint",
        [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
          return Value(PyRepr(v));
        }},
-      {"reject",
-       [](Interpreter& in, const Value& v, CallArgs& a) {
-         return SelectOrReject(in, v, a, false, false);
-       }},
-      {"rejectattr",
-       [](Interpreter& in, const Value& v, CallArgs& a) {
-         return SelectOrReject(in, v, a, false, true);
-       }},
+      {"reject", Select<false, false>},
+      {"rejectattr", Select<false, true>},
       {"replace", Replace},
-      {"reverse",
-       [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
-         if (v.is_string()) {
-           std::vector<uint32_t> cps = DecodeUtf8(v.str());
-           std::reverse(cps.begin(), cps.end());
-           return Value(EncodeUtf8(cps, 0, cps.size()));
-         }
-         ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
-         std::reverse(items.begin(), items.end());
-         return Value::MakeList(std::move(items));
-       }},
+      {"reverse", ReverseFilter},
       {"round", Round},
       {"safe",
        [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
          return Value::Markup(PyStr(v));
        }},
-      {"select",
-       [](Interpreter& in, const Value& v, CallArgs& a) {
-         return SelectOrReject(in, v, a, true, false);
-       }},
-      {"selectattr",
-       [](Interpreter& in, const Value& v, CallArgs& a) {
-         return SelectOrReject(in, v, a, true, true);
-       }},
-      {"sort",
-       [](Interpreter&, const Value& v, CallArgs& a) -> StatusOr<Value> {
-         ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
-         bool reverse = BoolArg(a, 0, "reverse", false);
-         bool cs = BoolArg(a, 1, "case_sensitive", false);
-         const Value* attribute = Arg(a, 2, "attribute");
-         RETURN_IF_ERROR(SortValues(
-             &items,
-             [&](const Value& x) -> StatusOr<Value> {
-               ASSIGN_OR_RETURN(Value k, GetPath(x, attribute));
-               return Fold(k, cs);
-             },
-             reverse));
-         return Value::MakeList(std::move(items));
-       }},
-      {"string",
-       [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
-         if (v.is_string()) return v;
-         return Value(PyStr(v));
-       }},
-      {"sum",
-       [](Interpreter&, const Value& v, CallArgs& a) -> StatusOr<Value> {
-         ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
-         const Value* attribute = Arg(a, 0, "attribute");
-         Value total(0);
-         if (const Value* s = Arg(a, 1, "start")) total = *s;
-         for (const Value& x : items) {
-           ASSIGN_OR_RETURN(Value k, GetPath(x, attribute));
-           ASSIGN_OR_RETURN(total, BinaryOp("+", total, k, size_t{1} << 30));
-         }
-         return total;
-       }},
+      {"select", Select<true, false>},
+      {"selectattr", Select<true, true>},
+      {"sort", SortFilter},
+      {"string", StringFilter},
+      {"sum", SumFilter},
       {"title",
        [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
          return Value(TitleFilter(PyStr(v)));
        }},
       {"tojson", ToJsonFilter},
-      {"trim",
-       [](Interpreter&, const Value& v, CallArgs& a) -> StatusOr<Value> {
-         std::optional<std::string> chars;
-         if (const Value* c = Arg(a, 0, "chars"); c && !c->is_none())
-           chars = PyStr(*c);
-         ASSIGN_OR_RETURN(std::string s, StrInput(v));
-         return Value(PyStrip(s, chars, true, true));
-       }},
-      {"unique",
-       [](Interpreter&, const Value& v, CallArgs& a) -> StatusOr<Value> {
-         ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(v));
-         bool cs = BoolArg(a, 0, "case_sensitive", false);
-         const Value* attribute = Arg(a, 1, "attribute");
-         Value::List out, seen;
-         for (const Value& x : items) {
-           ASSIGN_OR_RETURN(Value k, GetPath(x, attribute));
-           k = Fold(k, cs);
-           bool dup = false;
-           for (const Value& s : seen) dup = dup || Equals(s, k);
-           if (dup) continue;
-           seen.push_back(k);
-           out.push_back(x);
-         }
-         return Value::MakeList(std::move(out));
-       }},
+      {"trim", TrimFilter},
+      {"unique", UniqueFilter},
       {"upper",
        [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
          return Value(AsciiUpper(PyStr(v)));
        }},
-      {"wordcount",
-       [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
-         std::string s = PyStr(v);
-         int64_t n = 0;
-         bool in_word = false;
-         for (char c : s) {
-           unsigned char u = static_cast<unsigned char>(c);
-           bool w = u >= 0x80 || std::isalnum(u) || c == '_';
-           if (w && !in_word) ++n;
-           in_word = w;
-         }
-         return Value(n);
-       }},
+      {"wordcount", WordcountFilter},
   };
   return *filters;
 }

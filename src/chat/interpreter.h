@@ -77,6 +77,11 @@ class Interpreter {
   Status Assign(const Node& target, const Value& v, Scope* scope);
   StatusOr<Value> Eval(const Node& n, const std::shared_ptr<Scope>& scope);
   StatusOr<Value> EvalInner(const Node& n, const std::shared_ptr<Scope>& scope);
+  // EvalInner's longer cases: obj[key] and obj[a:b:c]; a binary operator
+  // (and/or short-circuit); a literal string concatenation, list, tuple or dict.
+  StatusOr<Value> EvalGetitem(const Node& n, const std::shared_ptr<Scope>& scope);
+  StatusOr<Value> EvalBinary(const Node& n, const std::shared_ptr<Scope>& scope);
+  StatusOr<Value> EvalCollection(const Node& n, const std::shared_ptr<Scope>& scope);
   StatusOr<Value> EvalCompare(const Node& n,
                               const std::shared_ptr<Scope>& scope);
   StatusOr<Value> EvalFilter(const Node& n, const std::shared_ptr<Scope>& scope,

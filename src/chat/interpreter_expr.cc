@@ -106,22 +106,8 @@ StatusOr<Value> Interpreter::EvalInner(const Node& n,
       ASSIGN_OR_RETURN(Value obj, Eval(*n.a, scope));
       return GetAttr(obj, n.name);
     }
-    case NodeKind::kGetitem: {
-      ASSIGN_OR_RETURN(Value obj, Eval(*n.a, scope));
-      if (n.b->kind == NodeKind::kSlice) {
-        const Node& s = *n.b;
-        Value parts[3];
-        const Node* nodes[3] = {s.a.get(), s.b.get(), s.c.get()};
-        for (int i = 0; i < 3; ++i) {
-          if (nodes[i] != nullptr) {
-            ASSIGN_OR_RETURN(parts[i], Eval(*nodes[i], scope));
-          }
-        }
-        return SliceValue(obj, parts[0], parts[1], parts[2]);
-      }
-      ASSIGN_OR_RETURN(Value key, Eval(*n.b, scope));
-      return GetItem(obj, key);
-    }
+    case NodeKind::kGetitem:
+      return EvalGetitem(n, scope);
     case NodeKind::kCall: {
       ASSIGN_OR_RETURN(Value fn, Eval(*n.a, scope));
       CallArgs args;
@@ -146,29 +132,10 @@ StatusOr<Value> Interpreter::EvalInner(const Node& n,
       ASSIGN_OR_RETURN(Value v, Eval(*n.a, scope));
       return Negate(v, n.kind == NodeKind::kNeg);
     }
-    case NodeKind::kBinary: {
-      ASSIGN_OR_RETURN(Value l, Eval(*n.a, scope));
-      if (n.name == "and") {
-        if (!l.Truthy()) return l;
-        return Eval(*n.b, scope);
-      }
-      if (n.name == "or") {
-        if (l.Truthy()) return l;
-        return Eval(*n.b, scope);
-      }
-      ASSIGN_OR_RETURN(Value r, Eval(*n.b, scope));
-      return BinaryOp(n.name, l, r, config_.max_output_bytes);
-    }
+    case NodeKind::kBinary:
+      return EvalBinary(n, scope);
     case NodeKind::kCompare:
       return EvalCompare(n, scope);
-    case NodeKind::kConcat: {
-      std::string s;
-      for (const NodePtr& item : n.items) {
-        ASSIGN_OR_RETURN(Value v, Eval(*item, scope));
-        RETURN_IF_ERROR(Append(&s, PyStr(v)));
-      }
-      return Value(std::move(s));
-    }
     case NodeKind::kCondExpr: {
       ASSIGN_OR_RETURN(Value test, Eval(*n.b, scope));
       if (test.Truthy()) return Eval(*n.a, scope);
@@ -177,31 +144,78 @@ StatusOr<Value> Interpreter::EvalInner(const Node& n,
           "the inline if-expression evaluated to false and "
           "no else section was defined.");
     }
+    case NodeKind::kConcat:
     case NodeKind::kList:
-    case NodeKind::kTuple: {
-      Value::List items;
-      for (const NodePtr& item : n.items) {
-        ASSIGN_OR_RETURN(Value v, Eval(*item, scope));
-        items.push_back(std::move(v));
-      }
-      return n.kind == NodeKind::kList ? Value::MakeList(std::move(items))
-                                       : Value::MakeTuple(std::move(items));
-    }
-    case NodeKind::kDict: {
-      Dict d;
-      for (size_t i = 0; i + 1 < n.items.size(); i += 2) {
-        ASSIGN_OR_RETURN(Value k, Eval(*n.items[i], scope));
-        ASSIGN_OR_RETURN(Value v, Eval(*n.items[i + 1], scope));
-        if (k.is_sequence() && !k.is_tuple())
-          return TypeError("unhashable type: 'list'");
-        if (k.is_dict()) return TypeError("unhashable type: 'dict'");
-        d.Set(std::move(k), std::move(v));
-      }
-      return Value::MakeDict(std::move(d));
-    }
+    case NodeKind::kTuple:
+    case NodeKind::kDict:
+      return EvalCollection(n, scope);
     default:
       return InvalidArgumentError("not an expression");
   }
+}
+
+StatusOr<Value> Interpreter::EvalGetitem(const Node& n,
+                                         const std::shared_ptr<Scope>& scope) {
+  ASSIGN_OR_RETURN(Value obj, Eval(*n.a, scope));
+  if (n.b->kind == NodeKind::kSlice) {
+    const Node& s = *n.b;
+    Value parts[3];
+    const Node* nodes[3] = {s.a.get(), s.b.get(), s.c.get()};
+    for (int i = 0; i < 3; ++i) {
+      if (nodes[i] != nullptr) {
+        ASSIGN_OR_RETURN(parts[i], Eval(*nodes[i], scope));
+      }
+    }
+    return SliceValue(obj, parts[0], parts[1], parts[2]);
+  }
+  ASSIGN_OR_RETURN(Value key, Eval(*n.b, scope));
+  return GetItem(obj, key);
+}
+
+StatusOr<Value> Interpreter::EvalBinary(const Node& n,
+                                        const std::shared_ptr<Scope>& scope) {
+  ASSIGN_OR_RETURN(Value l, Eval(*n.a, scope));
+  if (n.name == "and") {
+    if (!l.Truthy()) return l;
+    return Eval(*n.b, scope);
+  }
+  if (n.name == "or") {
+    if (l.Truthy()) return l;
+    return Eval(*n.b, scope);
+  }
+  ASSIGN_OR_RETURN(Value r, Eval(*n.b, scope));
+  return BinaryOp(n.name, l, r, config_.max_output_bytes);
+}
+
+StatusOr<Value> Interpreter::EvalCollection(const Node& n,
+                                            const std::shared_ptr<Scope>& scope) {
+  if (n.kind == NodeKind::kConcat) {
+    std::string s;
+    for (const NodePtr& item : n.items) {
+      ASSIGN_OR_RETURN(Value v, Eval(*item, scope));
+      RETURN_IF_ERROR(Append(&s, PyStr(v)));
+    }
+    return Value(std::move(s));
+  }
+  if (n.kind == NodeKind::kDict) {
+    Dict d;
+    for (size_t i = 0; i + 1 < n.items.size(); i += 2) {
+      ASSIGN_OR_RETURN(Value k, Eval(*n.items[i], scope));
+      ASSIGN_OR_RETURN(Value v, Eval(*n.items[i + 1], scope));
+      if (k.is_sequence() && !k.is_tuple())
+        return TypeError("unhashable type: 'list'");
+      if (k.is_dict()) return TypeError("unhashable type: 'dict'");
+      d.Set(std::move(k), std::move(v));
+    }
+    return Value::MakeDict(std::move(d));
+  }
+  Value::List items;
+  for (const NodePtr& item : n.items) {
+    ASSIGN_OR_RETURN(Value v, Eval(*item, scope));
+    items.push_back(std::move(v));
+  }
+  return n.kind == NodeKind::kList ? Value::MakeList(std::move(items))
+                                   : Value::MakeTuple(std::move(items));
 }
 
 }  // namespace weft::chat

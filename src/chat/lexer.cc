@@ -333,14 +333,7 @@ class Lexer {
         continue;
       }
       if (c == '\'' || c == '"') {
-        size_t q = p + 1;
-        while (q < src_.size() && src_[q] != c) q += src_[q] == '\\' ? 2 : 1;
-        if (q >= src_.size()) return LexError(line_, "unterminated string");
-        std::string body = src_.substr(p + 1, q - p - 1);
-        ASSIGN_OR_RETURN(std::string value, Unescape(body, line_));
-        Emit(TokenType::kString, std::move(value));
-        line_ += CountNewlines(body);
-        p = q + 1;
+        RETURN_IF_ERROR(String(&p));
         continue;
       }
       static const char* kOps2[] = {"**", "//", "==", "!=", ">=", "<="};
@@ -368,6 +361,21 @@ class Lexer {
       Emit(TokenType::kOperator, op);
       p += op.size();
     }
+  }
+
+  // A quoted string literal at *pp; *pp moves past its closing quote.
+  Status String(size_t* pp) {
+    const size_t p = *pp;
+    const char quote = src_[p];
+    size_t q = p + 1;
+    while (q < src_.size() && src_[q] != quote) q += src_[q] == '\\' ? 2 : 1;
+    if (q >= src_.size()) return LexError(line_, "unterminated string");
+    std::string body = src_.substr(p + 1, q - p - 1);
+    ASSIGN_OR_RETURN(std::string value, Unescape(body, line_));
+    Emit(TokenType::kString, std::move(value));
+    line_ += CountNewlines(body);
+    *pp = q + 1;
+    return OkStatus();
   }
 
   Status Number(size_t* pp) {

@@ -44,6 +44,41 @@ StatusOr<bool> Parity(const Value& v, int want) {
   return (((v.integer() % 2) + 2) % 2) == want;
 }
 
+// "iterable" and "sequence" alike: what a for loop can walk.
+StatusOr<bool> IterableTest(const Value& v, CallArgs&) {
+  return v.is_undefined() || v.is_string() || v.is_sequence() ||
+         v.is_dict();
+}
+
+StatusOr<bool> DivisiblebyTest(const Value& v, CallArgs& a) {
+  ASSIGN_OR_RETURN(const Value* n, Required(a, 0, "num", "divisibleby"));
+  ASSIGN_OR_RETURN(Value m, BinaryOp("%", v, *n, 1 << 20));
+  return Equals(m, Value(0));
+}
+
+StatusOr<bool> LowerTest(const Value& v, CallArgs&) {
+  std::string s = PyStr(v);
+  return AsciiLower(s) == s && AsciiUpper(s) != s;
+}
+
+StatusOr<bool> UpperTest(const Value& v, CallArgs&) {
+  std::string s = PyStr(v);
+  return AsciiUpper(s) == s && AsciiLower(s) != s;
+}
+
+StatusOr<bool> SameasTest(const Value& v, CallArgs& a) {
+  ASSIGN_OR_RETURN(const Value* o, Required(a, 0, "other", "sameas"));
+  if (v.is_none() || v.is_bool() || v.is_undefined()) {
+    return v.kind() == o->kind() && Equals(v, *o);
+  }
+  return false;
+}
+
+StatusOr<bool> InTest(const Value& v, CallArgs& a) {
+  ASSIGN_OR_RETURN(const Value* seq, Required(a, 0, "seq", "in"));
+  return Contains(*seq, v);
+}
+
 const std::unordered_map<std::string, TestFn>& Tests() {
   static const auto* tests = new std::unordered_map<std::string, TestFn>{
       {"defined",
@@ -82,16 +117,8 @@ const std::unordered_map<std::string, TestFn>& Tests() {
        }},
       {"mapping",
        [](const Value& v, CallArgs&) -> StatusOr<bool> { return v.is_dict(); }},
-      {"iterable",
-       [](const Value& v, CallArgs&) -> StatusOr<bool> {
-         return v.is_undefined() || v.is_string() || v.is_sequence() ||
-                v.is_dict();
-       }},
-      {"sequence",
-       [](const Value& v, CallArgs&) -> StatusOr<bool> {
-         return v.is_undefined() || v.is_string() || v.is_sequence() ||
-                v.is_dict();
-       }},
+      {"iterable", IterableTest},
+      {"sequence", IterableTest},
       {"callable",
        [](const Value& v, CallArgs&) -> StatusOr<bool> {
          return v.is_callable();
@@ -100,35 +127,11 @@ const std::unordered_map<std::string, TestFn>& Tests() {
        [](const Value& v, CallArgs&) -> StatusOr<bool> { return v.is_safe(); }},
       {"odd", [](const Value& v, CallArgs&) { return Parity(v, 1); }},
       {"even", [](const Value& v, CallArgs&) { return Parity(v, 0); }},
-      {"divisibleby",
-       [](const Value& v, CallArgs& a) -> StatusOr<bool> {
-         ASSIGN_OR_RETURN(const Value* n, Required(a, 0, "num", "divisibleby"));
-         ASSIGN_OR_RETURN(Value m, BinaryOp("%", v, *n, 1 << 20));
-         return Equals(m, Value(0));
-       }},
-      {"lower",
-       [](const Value& v, CallArgs&) -> StatusOr<bool> {
-         std::string s = PyStr(v);
-         return AsciiLower(s) == s && AsciiUpper(s) != s;
-       }},
-      {"upper",
-       [](const Value& v, CallArgs&) -> StatusOr<bool> {
-         std::string s = PyStr(v);
-         return AsciiUpper(s) == s && AsciiLower(s) != s;
-       }},
-      {"sameas",
-       [](const Value& v, CallArgs& a) -> StatusOr<bool> {
-         ASSIGN_OR_RETURN(const Value* o, Required(a, 0, "other", "sameas"));
-         if (v.is_none() || v.is_bool() || v.is_undefined()) {
-           return v.kind() == o->kind() && Equals(v, *o);
-         }
-         return false;
-       }},
-      {"in",
-       [](const Value& v, CallArgs& a) -> StatusOr<bool> {
-         ASSIGN_OR_RETURN(const Value* seq, Required(a, 0, "seq", "in"));
-         return Contains(*seq, v);
-       }},
+      {"divisibleby", DivisiblebyTest},
+      {"lower", LowerTest},
+      {"upper", UpperTest},
+      {"sameas", SameasTest},
+      {"in", InTest},
       {"filter",
        [](const Value& v, CallArgs&) -> StatusOr<bool> {
          return v.is_string() && HasFilter(v.str());

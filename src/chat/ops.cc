@@ -51,6 +51,33 @@ int64_t FloorMod(int64_t a, int64_t b) {
   return m;
 }
 
+// x ** y for y >= 0 by squaring, refusing what overflows int64.
+StatusOr<Value> IntPow(int64_t x, int64_t y) {
+  int64_t result = 1, base = x;
+  for (int64_t e = y; e > 0; e >>= 1) {
+    if ((e & 1) && __builtin_mul_overflow(result, base, &result)) {
+      return OutOfRangeError("integer overflow in **");
+    }
+    if ((e >> 1) > 0 && __builtin_mul_overflow(base, base, &base)) {
+      return OutOfRangeError("integer overflow in **");
+    }
+  }
+  return Value(result);
+}
+
+StatusOr<Value> AddStrings(const Value& a, const Value& b, size_t max_bytes) {
+  if (a.str().size() + b.str().size() > max_bytes) {
+    return ResourceExhaustedError("string exceeds the output limit");
+  }
+  // markupsafe: Markup + str escapes the str.
+  if (a.is_safe() || b.is_safe()) {
+    std::string l = a.is_safe() ? a.str() : HtmlEscape(a.str());
+    std::string r = b.is_safe() ? b.str() : HtmlEscape(b.str());
+    return Value::Markup(l + r);
+  }
+  return Value(a.str() + b.str());
+}
+
 }  // namespace
 
 Status UndefinedError(const Value& v) {
@@ -84,18 +111,7 @@ StatusOr<Value> BinaryOp(const std::string& op, const Value& a, const Value& b,
         }
         return Value(op == "//" ? FloorDiv(x, y) : FloorMod(x, y));
       }
-      if (op == "**" && y >= 0) {
-        int64_t result = 1, base = x;
-        for (int64_t e = y; e > 0; e >>= 1) {
-          if ((e & 1) && __builtin_mul_overflow(result, base, &result)) {
-            return OutOfRangeError("integer overflow in **");
-          }
-          if ((e >> 1) > 0 && __builtin_mul_overflow(base, base, &base)) {
-            return OutOfRangeError("integer overflow in **");
-          }
-        }
-        return Value(result);
-      }
+      if (op == "**" && y >= 0) return IntPow(x, y);
       if (op == "+" || op == "-" || op == "*") {
         return OutOfRangeError("integer overflow");
       }
@@ -120,18 +136,7 @@ StatusOr<Value> BinaryOp(const std::string& op, const Value& a, const Value& b,
     if (op == "**") return Value(std::pow(x, y));
   }
   if (op == "+") {
-    if (a.is_string() && b.is_string()) {
-      if (a.str().size() + b.str().size() > max_bytes) {
-        return ResourceExhaustedError("string exceeds the output limit");
-      }
-      // markupsafe: Markup + str escapes the str.
-      if (a.is_safe() || b.is_safe()) {
-        std::string l = a.is_safe() ? a.str() : HtmlEscape(a.str());
-        std::string r = b.is_safe() ? b.str() : HtmlEscape(b.str());
-        return Value::Markup(l + r);
-      }
-      return Value(a.str() + b.str());
-    }
+    if (a.is_string() && b.is_string()) return AddStrings(a, b, max_bytes);
     if (a.kind() == b.kind() && a.is_sequence()) {
       if (a.list().size() + b.list().size() > max_bytes / 8) {
         return ResourceExhaustedError("list exceeds the output limit");

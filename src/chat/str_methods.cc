@@ -209,6 +209,79 @@ StatusOr<Value> Format(const std::string& s, CallArgs& a) {
   return Value(std::move(out));
 }
 
+// str.title(): the first cased letter after an uncased one upper, the rest
+// lower (ASCII letters only change case).
+std::string StrTitle(const std::string& s) {
+  std::string r;
+  bool prev_cased = false;
+  for (uint32_t cp : DecodeUtf8(s)) {
+    const bool cased = IsCased(cp);
+    if (cp < 0x80 && cased) {
+      cp = static_cast<uint32_t>(prev_cased ? std::tolower(static_cast<int>(cp))
+                                            : std::toupper(static_cast<int>(cp)));
+    }
+    AppendUtf8(cp, &r);
+    prev_cased = cased;
+  }
+  return r;
+}
+
+StatusOr<Value> StrReplace(const std::string& s, CallArgs& a) {
+  ASSIGN_OR_RETURN(std::string from, StrArg(a, 0, "old", "replace"));
+  ASSIGN_OR_RETURN(std::string to, StrArg(a, 1, "new", "replace"));
+  const Value* count_v = Arg(a, 2, "count");
+  int64_t count = count_v && count_v->is_int() ? count_v->integer() : -1;
+  if (from.empty())
+    return UnimplementedError("str.replace with an empty pattern");
+  return Value(PyReplace(s, from, to, count));
+}
+
+// str.find, str.rfind and str.index: a code-point position, -1 (or a
+// ValueError for index) when absent.
+StatusOr<Value> StrFind(const std::string& s, CallArgs& a, const std::string& name) {
+  ASSIGN_OR_RETURN(std::string sub, StrArg(a, 0, "sub", name));
+  ASSIGN_OR_RETURN(ByteRange br, SliceArgs(s, a, 1, name));
+  const std::string_view t =
+      std::string_view(s).substr(br.begin, br.end - br.begin);
+  const size_t hit = !br.valid ? std::string::npos
+                     : name == "rfind" ? t.rfind(sub) : t.find(sub);
+  if (hit == std::string::npos) {
+    if (name == "index")
+      return InvalidArgumentError("ValueError: substring not found");
+    return Value(-1);
+  }
+  return Value(br.first_cp +
+               static_cast<int64_t>(CodePointCount(t.substr(0, hit))));
+}
+
+StatusOr<Value> StrCount(const std::string& s, CallArgs& a) {
+  ASSIGN_OR_RETURN(std::string sub, StrArg(a, 0, "sub", "count"));
+  ASSIGN_OR_RETURN(ByteRange br, SliceArgs(s, a, 1, "count"));
+  if (!br.valid) return Value(int64_t{0});
+  const std::string_view t =
+      std::string_view(s).substr(br.begin, br.end - br.begin);
+  if (sub.empty()) return Value(static_cast<int64_t>(CodePointCount(t) + 1));
+  int64_t n = 0;
+  for (size_t pos = t.find(sub); pos != std::string::npos;
+       pos = t.find(sub, pos + sub.size()))
+    ++n;
+  return Value(n);
+}
+
+// str.join(iterable): every item must be a str.
+StatusOr<Value> StrJoin(const std::string& s, CallArgs& a) {
+  ASSIGN_OR_RETURN(const Value* it, Required(a, 0, "iterable", "join"));
+  ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(*it));
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].is_string())
+      return TypeError("sequence item: expected str instance");
+    if (i > 0) out += s;
+    out += items[i].str();
+  }
+  return Value(std::move(out));
+}
+
 }  // namespace
 
 StatusOr<Value> StringMethod(const Value& self, const std::string& name,
@@ -234,69 +307,11 @@ StatusOr<Value> StringMethod(const Value& self, const std::string& name,
       r[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(r[0])));
     return Value(std::move(r));
   }
-  if (name == "title") {
-    std::string r;
-    bool prev_cased = false;
-    for (uint32_t cp : DecodeUtf8(s)) {
-      const bool cased = IsCased(cp);
-      if (cp < 0x80 && cased) {
-        cp = static_cast<uint32_t>(prev_cased ? std::tolower(static_cast<int>(cp))
-                                              : std::toupper(static_cast<int>(cp)));
-      }
-      AppendUtf8(cp, &r);
-      prev_cased = cased;
-    }
-    return Value(std::move(r));
-  }
-  if (name == "replace") {
-    ASSIGN_OR_RETURN(std::string from, StrArg(a, 0, "old", "replace"));
-    ASSIGN_OR_RETURN(std::string to, StrArg(a, 1, "new", "replace"));
-    const Value* count_v = Arg(a, 2, "count");
-    int64_t count = count_v && count_v->is_int() ? count_v->integer() : -1;
-    if (from.empty())
-      return UnimplementedError("str.replace with an empty pattern");
-    return Value(PyReplace(s, from, to, count));
-  }
-  if (name == "find" || name == "rfind" || name == "index") {
-    ASSIGN_OR_RETURN(std::string sub, StrArg(a, 0, "sub", name));
-    ASSIGN_OR_RETURN(ByteRange br, SliceArgs(s, a, 1, name));
-    const std::string_view t =
-        std::string_view(s).substr(br.begin, br.end - br.begin);
-    const size_t hit = !br.valid ? std::string::npos
-                       : name == "rfind" ? t.rfind(sub) : t.find(sub);
-    if (hit == std::string::npos) {
-      if (name == "index")
-        return InvalidArgumentError("ValueError: substring not found");
-      return Value(-1);
-    }
-    return Value(br.first_cp +
-                 static_cast<int64_t>(CodePointCount(t.substr(0, hit))));
-  }
-  if (name == "count") {
-    ASSIGN_OR_RETURN(std::string sub, StrArg(a, 0, "sub", "count"));
-    ASSIGN_OR_RETURN(ByteRange br, SliceArgs(s, a, 1, "count"));
-    if (!br.valid) return Value(int64_t{0});
-    const std::string_view t =
-        std::string_view(s).substr(br.begin, br.end - br.begin);
-    if (sub.empty()) return Value(static_cast<int64_t>(CodePointCount(t) + 1));
-    int64_t n = 0;
-    for (size_t pos = t.find(sub); pos != std::string::npos;
-         pos = t.find(sub, pos + sub.size()))
-      ++n;
-    return Value(n);
-  }
-  if (name == "join") {
-    ASSIGN_OR_RETURN(const Value* it, Required(a, 0, "iterable", "join"));
-    ASSIGN_OR_RETURN(std::vector<Value> items, Iterate(*it));
-    std::string out;
-    for (size_t i = 0; i < items.size(); ++i) {
-      if (!items[i].is_string())
-        return TypeError("sequence item: expected str instance");
-      if (i > 0) out += s;
-      out += items[i].str();
-    }
-    return Value(std::move(out));
-  }
+  if (name == "title") return Value(StrTitle(s));
+  if (name == "replace") return StrReplace(s, a);
+  if (name == "find" || name == "rfind" || name == "index") return StrFind(s, a, name);
+  if (name == "count") return StrCount(s, a);
+  if (name == "join") return StrJoin(s, a);
   if (name == "format") return Format(s, a);
   if (name == "splitlines") {
     Value::List out;
