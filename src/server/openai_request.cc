@@ -158,6 +158,60 @@ void ParseResponseFormat(FieldReader& f, SamplingFields* s) {
   }
 }
 
+// logit_bias: {"token id": bias in [-100, 100]}, ids within the vocabulary.
+void ParseLogitBias(FieldReader& f, const ParseLimits& limits, SamplingFields* s) {
+  const json* v = f.Get("logit_bias");
+  if (v == nullptr) return;
+  if (!v->is_object()) return f.Fail("'logit_bias' must be an object", "logit_bias");
+  if (v->size() > kMaxLogitBiasEntries) {
+    return f.Fail(StrFormat("'logit_bias' has %zu entries; at most %d are "
+                            "allowed", v->size(), kMaxLogitBiasEntries),
+                  "logit_bias");
+  }
+  for (const auto& [key, bias] : v->items()) {
+    char* end = nullptr;
+    long long id = std::strtoll(key.c_str(), &end, 10);
+    int64_t vocab = limits.vocab_size.value_or(kInt32Max);
+    if (key.empty() || *end != '\0' || id < 0 || id >= vocab) {
+      return f.Fail("'logit_bias' keys must be token ids in range, got '" +
+                        CEscape(key) + "'",
+                    "logit_bias");
+    }
+    if (!bias.is_number() || bias.get<double>() < -100 ||
+        bias.get<double>() > 100) {
+      return f.Fail("'logit_bias' values must be numbers in [-100, 100]",
+                    "logit_bias");
+    }
+    s->logit_bias[static_cast<int32_t>(id)] = bias.get<float>();
+  }
+}
+
+// stop: one string or a list of at most kMaxStopStrings non-empty strings.
+void ParseStop(FieldReader& f, std::vector<std::string>* stop) {
+  const json* v = f.Get("stop");
+  if (v == nullptr) return;
+  if (v->is_string()) {
+    stop->push_back(v->get<std::string>());
+  } else if (v->is_array() && v->size() <= kMaxStopStrings) {
+    for (const json& s2 : *v) {
+      if (!s2.is_string()) return f.Fail("'stop' must be strings", "stop");
+      stop->push_back(s2.get<std::string>());
+    }
+  } else {
+    return f.Fail(StrFormat("'stop' must be a string or a list of at most "
+                            "%d strings", kMaxStopStrings),
+                  "stop");
+  }
+  for (const auto& s2 : *stop) {
+    if (s2.empty()) return f.Fail("'stop' strings must not be empty", "stop");
+    if (size_t chars = Utf8Chars(s2); chars > kMaxStopChars) {
+      return f.Fail(StrFormat("'stop' strings must be at most %d "
+                              "characters, got %zu", kMaxStopChars, chars),
+                    "stop");
+    }
+  }
+}
+
 // Fields shared by both endpoints.
 void ParseCommon(const json& j, const ParseLimits& limits, FieldReader& f,
                  OpenAiRequest* r) {
@@ -191,52 +245,10 @@ void ParseCommon(const json& j, const ParseLimits& limits, FieldReader& f,
   ParseResponseFormat(f, &r->sampling);
   if (!f.ok()) return;
 
-  if (const json* v = f.Get("logit_bias")) {
-    if (!v->is_object()) return f.Fail("'logit_bias' must be an object", "logit_bias");
-    if (v->size() > kMaxLogitBiasEntries) {
-      return f.Fail(StrFormat("'logit_bias' has %zu entries; at most %d are "
-                              "allowed", v->size(), kMaxLogitBiasEntries),
-                    "logit_bias");
-    }
-    for (const auto& [key, bias] : v->items()) {
-      char* end = nullptr;
-      long long id = std::strtoll(key.c_str(), &end, 10);
-      int64_t vocab = limits.vocab_size.value_or(kInt32Max);
-      if (key.empty() || *end != '\0' || id < 0 || id >= vocab) {
-        return f.Fail("'logit_bias' keys must be token ids in range, got '" +
-                          CEscape(key) + "'",
-                      "logit_bias");
-      }
-      if (!bias.is_number() || bias.get<double>() < -100 ||
-          bias.get<double>() > 100) {
-        return f.Fail("'logit_bias' values must be numbers in [-100, 100]",
-                      "logit_bias");
-      }
-      s.logit_bias[static_cast<int32_t>(id)] = bias.get<float>();
-    }
-  }
-  if (const json* v = f.Get("stop")) {
-    if (v->is_string()) {
-      r->stop.push_back(v->get<std::string>());
-    } else if (v->is_array() && v->size() <= kMaxStopStrings) {
-      for (const json& s2 : *v) {
-        if (!s2.is_string()) return f.Fail("'stop' must be strings", "stop");
-        r->stop.push_back(s2.get<std::string>());
-      }
-    } else {
-      return f.Fail(StrFormat("'stop' must be a string or a list of at most "
-                              "%d strings", kMaxStopStrings),
-                    "stop");
-    }
-    for (const auto& s2 : r->stop) {
-      if (s2.empty()) return f.Fail("'stop' strings must not be empty", "stop");
-      if (size_t chars = Utf8Chars(s2); chars > kMaxStopChars) {
-        return f.Fail(StrFormat("'stop' strings must be at most %d "
-                                "characters, got %zu", kMaxStopChars, chars),
-                      "stop");
-      }
-    }
-  }
+  ParseLogitBias(f, limits, &r->sampling);
+  if (!f.ok()) return;
+  ParseStop(f, &r->stop);
+  if (!f.ok()) return;
   if (const json* v = f.Get("stop_token_ids")) {
     std::optional<ApiError> err;
     if (!v->is_array()) return f.Fail("'stop_token_ids' must be a list", "stop_token_ids");
