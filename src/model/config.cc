@@ -97,66 +97,71 @@ std::string ModelConfig::Summary() const {
       tied_output ? ", tied output" : "");
 }
 
-StatusOr<ModelConfig> ModelConfigFromGguf(const gguf::GgufFile& f) {
-  ModelConfig c;
+namespace {
+
+// general.architecture, one of the supported ones.
+Status ReadArchitecture(const gguf::GgufFile& f, ModelConfig* c) {
   auto arch_or = f.GetString("general.architecture");
   if (!arch_or.ok()) {
     return InvalidArgumentError(StrFormat(
         "%s: no general.architecture: %s", f.path().c_str(),
         arch_or.status().message().c_str()));
   }
-  c.arch_name = *arch_or;
-  if (c.arch_name == "llama") {
-    c.arch = Arch::kLlama;
-  } else if (c.arch_name == "qwen2") {
-    c.arch = Arch::kQwen2;
-  } else if (c.arch_name == "gemma3") {
-    c.arch = Arch::kGemma3;
+  c->arch_name = *arch_or;
+  if (c->arch_name == "llama") {
+    c->arch = Arch::kLlama;
+  } else if (c->arch_name == "qwen2") {
+    c->arch = Arch::kQwen2;
+  } else if (c->arch_name == "gemma3") {
+    c->arch = Arch::kGemma3;
   } else {
     return UnimplementedError(StrFormat(
         "%s: unsupported architecture '%s' (supported: llama, qwen2, gemma3)",
-        f.path().c_str(), CEscape(c.arch_name).c_str()));
+        f.path().c_str(), CEscape(c->arch_name).c_str()));
   }
-  const std::string p = c.arch_name + ".";
+  return OkStatus();
+}
 
-  ASSIGN_OR_RETURN(c.n_embd, GetInt(f, p + "embedding_length"));
-  RETURN_IF_ERROR(Positive(f, p + "embedding_length", c.n_embd));
-  ASSIGN_OR_RETURN(c.n_layer, GetInt(f, p + "block_count"));
-  RETURN_IF_ERROR(Positive(f, p + "block_count", c.n_layer, 4096));
-  ASSIGN_OR_RETURN(c.n_ff, GetInt(f, p + "feed_forward_length"));
-  RETURN_IF_ERROR(Positive(f, p + "feed_forward_length", c.n_ff));
-  ASSIGN_OR_RETURN(c.n_head, GetInt(f, p + "attention.head_count"));
-  RETURN_IF_ERROR(Positive(f, p + "attention.head_count", c.n_head, 4096));
-  ASSIGN_OR_RETURN(c.n_head_kv,
-                   GetIntOr(f, p + "attention.head_count_kv", c.n_head));
-  RETURN_IF_ERROR(Positive(f, p + "attention.head_count_kv", c.n_head_kv, 4096));
-  if (c.n_head % c.n_head_kv != 0) {
+// Widths, layers, heads, head sizes, context and the RMS norm epsilon.
+Status ReadDimensions(const gguf::GgufFile& f, const std::string& p, ModelConfig* c) {
+  ASSIGN_OR_RETURN(c->n_embd, GetInt(f, p + "embedding_length"));
+  RETURN_IF_ERROR(Positive(f, p + "embedding_length", c->n_embd));
+  ASSIGN_OR_RETURN(c->n_layer, GetInt(f, p + "block_count"));
+  RETURN_IF_ERROR(Positive(f, p + "block_count", c->n_layer, 4096));
+  ASSIGN_OR_RETURN(c->n_ff, GetInt(f, p + "feed_forward_length"));
+  RETURN_IF_ERROR(Positive(f, p + "feed_forward_length", c->n_ff));
+  ASSIGN_OR_RETURN(c->n_head, GetInt(f, p + "attention.head_count"));
+  RETURN_IF_ERROR(Positive(f, p + "attention.head_count", c->n_head, 4096));
+  ASSIGN_OR_RETURN(c->n_head_kv,
+                   GetIntOr(f, p + "attention.head_count_kv", c->n_head));
+  RETURN_IF_ERROR(Positive(f, p + "attention.head_count_kv", c->n_head_kv, 4096));
+  if (c->n_head % c->n_head_kv != 0) {
     return InvalidArgumentError(StrFormat(
         "%s: attention.head_count %lld is not a multiple of head_count_kv %lld",
-        f.path().c_str(), static_cast<long long>(c.n_head),
-        static_cast<long long>(c.n_head_kv)));
+        f.path().c_str(), static_cast<long long>(c->n_head),
+        static_cast<long long>(c->n_head_kv)));
   }
-  if (!f.Has(p + "attention.key_length") && c.n_embd % c.n_head != 0) {
+  if (!f.Has(p + "attention.key_length") && c->n_embd % c->n_head != 0) {
     return InvalidArgumentError(StrFormat(
         "%s: embedding_length %lld is not a multiple of head_count %lld",
-        f.path().c_str(), static_cast<long long>(c.n_embd),
-        static_cast<long long>(c.n_head)));
+        f.path().c_str(), static_cast<long long>(c->n_embd),
+        static_cast<long long>(c->n_head)));
   }
-  ASSIGN_OR_RETURN(c.head_dim_k, GetIntOr(f, p + "attention.key_length",
-                                          c.n_embd / c.n_head));
-  RETURN_IF_ERROR(Positive(f, p + "attention.key_length", c.head_dim_k, 65536));
-  ASSIGN_OR_RETURN(c.head_dim_v,
-                   GetIntOr(f, p + "attention.value_length", c.head_dim_k));
-  RETURN_IF_ERROR(Positive(f, p + "attention.value_length", c.head_dim_v, 65536));
-  ASSIGN_OR_RETURN(c.n_rot, GetIntOr(f, p + "rope.dimension_count", c.head_dim_k));
-  if (c.n_rot <= 0 || c.n_rot > c.head_dim_k || c.n_rot % 2 != 0) {
+  ASSIGN_OR_RETURN(c->head_dim_k, GetIntOr(f, p + "attention.key_length",
+                                          c->n_embd / c->n_head));
+  RETURN_IF_ERROR(Positive(f, p + "attention.key_length", c->head_dim_k, 65536));
+  ASSIGN_OR_RETURN(c->head_dim_v,
+                   GetIntOr(f, p + "attention.value_length", c->head_dim_k));
+  RETURN_IF_ERROR(Positive(f, p + "attention.value_length", c->head_dim_v, 65536));
+  ASSIGN_OR_RETURN(c->n_rot, GetIntOr(f, p + "rope.dimension_count", c->head_dim_k));
+  if (c->n_rot <= 0 || c->n_rot > c->head_dim_k || c->n_rot % 2 != 0) {
     return InvalidArgumentError(StrFormat(
         "%s: rope.dimension_count %lld must be even and in [2, %lld]",
-        f.path().c_str(), static_cast<long long>(c.n_rot),
-        static_cast<long long>(c.head_dim_k)));
+        f.path().c_str(), static_cast<long long>(c->n_rot),
+        static_cast<long long>(c->head_dim_k)));
   }
-  ASSIGN_OR_RETURN(c.n_ctx_train, GetIntOr(f, p + "context_length", 0));
-  if (c.n_ctx_train < 0) c.n_ctx_train = 0;
+  ASSIGN_OR_RETURN(c->n_ctx_train, GetIntOr(f, p + "context_length", 0));
+  if (c->n_ctx_train < 0) c->n_ctx_train = 0;
 
   const std::string eps_key = p + "attention.layer_norm_rms_epsilon";
   if (!f.Has(eps_key)) {
@@ -168,15 +173,18 @@ StatusOr<ModelConfig> ModelConfigFromGguf(const gguf::GgufFile& f) {
     return InvalidArgumentError(StrFormat("%s: %s = %g is out of range",
                                           f.path().c_str(), eps_key.c_str(), eps));
   }
-  c.rms_eps = static_cast<float>(eps);
+  c->rms_eps = static_cast<float>(eps);
+  return OkStatus();
+}
 
-  // RoPE.
+// RoPE: base frequency and scaling (none, linear, YaRN).
+Status ReadRope(const gguf::GgufFile& f, const std::string& p, ModelConfig* c) {
   ASSIGN_OR_RETURN(double base, GetFloatOr(f, p + "rope.freq_base", 10000.0));
   if (!(base > 1.0 && std::isfinite(base))) {
     return InvalidArgumentError(StrFormat("%s: %srope.freq_base = %g is invalid",
                                           f.path().c_str(), p.c_str(), base));
   }
-  c.rope_base = static_cast<float>(base);
+  c->rope_base = static_cast<float>(base);
   std::string scaling = "none";
   if (f.Has(p + "rope.scaling.type")) {
     ASSIGN_OR_RETURN(scaling, f.GetString(p + "rope.scaling.type"));
@@ -187,90 +195,113 @@ StatusOr<ModelConfig> ModelConfigFromGguf(const gguf::GgufFile& f) {
     if (!f.Has(p + "rope.scaling.type")) scaling = "linear";
   }
   if (scaling == "none" || scaling.empty()) {
-    c.rope_scaling = RopeScaling::kNone;
+    c->rope_scaling = RopeScaling::kNone;
   } else if (scaling == "linear") {
-    c.rope_scaling = RopeScaling::kLinear;
+    c->rope_scaling = RopeScaling::kLinear;
   } else if (scaling == "yarn") {
-    c.rope_scaling = RopeScaling::kYarn;
+    c->rope_scaling = RopeScaling::kYarn;
   } else {
     return UnimplementedError(StrFormat(
         "%s: unsupported %srope.scaling.type '%s' (none, linear, yarn)",
         f.path().c_str(), p.c_str(), CEscape(scaling).c_str()));
   }
-  if (c.rope_scaling != RopeScaling::kNone) {
+  if (c->rope_scaling != RopeScaling::kNone) {
     if (factor == 0.0) factor = 1.0;
     if (!(factor >= 1e-3 && factor <= 1e6)) {
       return InvalidArgumentError(StrFormat(
           "%s: %srope.scaling.factor = %g is invalid", f.path().c_str(),
           p.c_str(), factor));
     }
-    c.rope_factor = static_cast<float>(factor);
+    c->rope_factor = static_cast<float>(factor);
   }
-  ASSIGN_OR_RETURN(c.rope_orig_ctx,
+  ASSIGN_OR_RETURN(c->rope_orig_ctx,
                    GetIntOr(f, p + "rope.scaling.original_context_length",
-                            c.n_ctx_train));
-  if (c.rope_scaling == RopeScaling::kYarn && c.rope_orig_ctx <= 0) {
+                            c->n_ctx_train));
+  if (c->rope_scaling == RopeScaling::kYarn && c->rope_orig_ctx <= 0) {
     return InvalidArgumentError(StrFormat(
         "%s: YaRN needs %srope.scaling.original_context_length",
         f.path().c_str(), p.c_str()));
   }
+  return OkStatus();
+}
 
-  // Softcapping (gemma2-style keys; gemma3 GGUFs normally have none).
+// Softcapping (gemma2-style keys; gemma3 GGUFs normally have none).
+Status ReadSoftcapping(const gguf::GgufFile& f, const std::string& p, ModelConfig* c) {
   ASSIGN_OR_RETURN(double fsc, GetFloatOr(f, p + "final_logit_softcapping", 0.0));
   ASSIGN_OR_RETURN(double asc, GetFloatOr(f, p + "attn_logit_softcapping", 0.0));
   if (fsc < 0 || asc < 0 || !std::isfinite(fsc) || !std::isfinite(asc)) {
     return InvalidArgumentError(StrFormat("%s: negative logit softcapping",
                                           f.path().c_str()));
   }
-  c.final_softcap = static_cast<float>(fsc);
-  c.attn_softcap = static_cast<float>(asc);
+  c->final_softcap = static_cast<float>(fsc);
+  c->attn_softcap = static_cast<float>(asc);
+  return OkStatus();
+}
 
-  // Per-architecture layout, as llama.cpp builds these graphs.
-  c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim_k));
-  switch (c.arch) {
+// Per-architecture layout, as llama.cpp builds these graphs.
+Status SetArchLayout(const gguf::GgufFile& f, const std::string& p, ModelConfig* c) {
+  c->attn_scale = 1.0f / std::sqrt(static_cast<float>(c->head_dim_k));
+  switch (c->arch) {
     case Arch::kLlama:
-      c.rope_type = RopeType::kNorm;
+      c->rope_type = RopeType::kNorm;
       break;
     case Arch::kQwen2:
-      c.rope_type = RopeType::kNeox;
+      c->rope_type = RopeType::kNeox;
       break;
     case Arch::kGemma3: {
-      c.rope_type = RopeType::kNeox;
-      c.qk_norm = true;
-      c.post_norms = true;
-      c.activation = FfnActivation::kGeluTanh;
-      c.embd_scale = std::sqrt(static_cast<float>(c.n_embd));
-      ASSIGN_OR_RETURN(c.sliding_window, GetInt(f, p + "attention.sliding_window"));
-      RETURN_IF_ERROR(Positive(f, p + "attention.sliding_window", c.sliding_window,
+      c->rope_type = RopeType::kNeox;
+      c->qk_norm = true;
+      c->post_norms = true;
+      c->activation = FfnActivation::kGeluTanh;
+      c->embd_scale = std::sqrt(static_cast<float>(c->n_embd));
+      ASSIGN_OR_RETURN(c->sliding_window, GetInt(f, p + "attention.sliding_window"));
+      RETURN_IF_ERROR(Positive(f, p + "attention.sliding_window", c->sliding_window,
                                int64_t{1} << 30));
-      c.swa_pattern = 6;
-      c.rope_base_local = 10000.0f;
+      c->swa_pattern = 6;
+      c->rope_base_local = 10000.0f;
       // llama.cpp: the 27B model (62 layers) scales by n_embd / n_head.
-      if (c.n_layer == 62) {
-        c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.n_embd / c.n_head));
+      if (c->n_layer == 62) {
+        c->attn_scale = 1.0f / std::sqrt(static_cast<float>(c->n_embd / c->n_head));
       }
       break;
     }
   }
+  return OkStatus();
+}
 
-  // From the tensors.
+// From the tensors: the vocabulary size, tied output, biases, rope_freqs.
+Status ReadTensorShapes(const gguf::GgufFile& f, ModelConfig* c) {
   const gguf::TensorInfo* embd = f.FindTensor("token_embd.weight");
   if (embd == nullptr) {
     return NotFoundError(StrFormat("%s: missing tensor token_embd.weight",
                                    f.path().c_str()));
   }
-  if (embd->dims.size() != 2 || embd->ne(0) != static_cast<uint64_t>(c.n_embd) ||
+  if (embd->dims.size() != 2 || embd->ne(0) != static_cast<uint64_t>(c->n_embd) ||
       embd->ne(1) == 0 || embd->ne(1) > (uint64_t{1} << 31)) {
     return InvalidArgumentError(StrFormat(
         "%s: tensor token_embd.weight has shape [%llu, %llu], want [%lld, vocab]",
         f.path().c_str(), static_cast<unsigned long long>(embd->ne(0)),
         static_cast<unsigned long long>(embd->ne(1)),
-        static_cast<long long>(c.n_embd)));
+        static_cast<long long>(c->n_embd)));
   }
-  c.n_vocab = static_cast<int64_t>(embd->ne(1));
-  c.tied_output = f.FindTensor("output.weight") == nullptr;
-  c.qkv_bias = f.FindTensor("blk.0.attn_q.bias") != nullptr;
-  c.has_rope_freqs = f.FindTensor("rope_freqs.weight") != nullptr;
+  c->n_vocab = static_cast<int64_t>(embd->ne(1));
+  c->tied_output = f.FindTensor("output.weight") == nullptr;
+  c->qkv_bias = f.FindTensor("blk.0.attn_q.bias") != nullptr;
+  c->has_rope_freqs = f.FindTensor("rope_freqs.weight") != nullptr;
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<ModelConfig> ModelConfigFromGguf(const gguf::GgufFile& f) {
+  ModelConfig c;
+  RETURN_IF_ERROR(ReadArchitecture(f, &c));
+  const std::string p = c.arch_name + ".";
+  RETURN_IF_ERROR(ReadDimensions(f, p, &c));
+  RETURN_IF_ERROR(ReadRope(f, p, &c));
+  RETURN_IF_ERROR(ReadSoftcapping(f, p, &c));
+  RETURN_IF_ERROR(SetArchLayout(f, p, &c));
+  RETURN_IF_ERROR(ReadTensorShapes(f, &c));
   return c;
 }
 

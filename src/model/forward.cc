@@ -143,32 +143,9 @@ void Grow(std::vector<float>* v, int64_t n) {
   if (static_cast<int64_t>(v->size()) < n) v->resize(static_cast<size_t>(n));
 }
 
-}  // namespace
-
-Status Model::Forward(const Batch& batch, KvStorage* cache,
-                      std::vector<float>* logits,
-                      const ForwardOptions& options) const {
-  CHECK(cache != nullptr && logits != nullptr);
-  std::vector<SeqSpan> spans;
-  RETURN_IF_ERROR(Validate(batch, *cache, &spans));
-  for (const SeqSpan& sp : spans) {
-    RETURN_IF_ERROR(cache->Reserve(sp.seq, sp.start + sp.count));
-  }
-  // Positions past each sequence's batch start are overwritten.
-  for (const SeqSpan& sp : spans) cache->Truncate(sp.seq, sp.start);
-
-  std::lock_guard<std::mutex> lock(mu_);
-  const ModelConfig& c = config_;
-  const ModelWeights& w = weights_;
-  const int64_t T = static_cast<int64_t>(batch.size());
-  const int nt = std::max(1, options.n_threads);
-  kernels::ThreadPool* pool = Pool(nt);
-  ForwardScratch& s = *scratch_;
-  const Ctx cx{options.kernels != nullptr ? *options.kernels : kernels::Kernels(),
-               pool, s, pool != nullptr ? pool->num_threads() : 1,
-               options.float_activations};
-  const kernels::KernelTable& kt = cx.kt;
-
+// Grows the scratch activations for a batch of T tokens on cx.n_threads.
+void GrowScratch(const Ctx& cx, const ModelConfig& c, int64_t T) {
+  ForwardScratch& s = cx.s;
   const int64_t E = c.n_embd;
   Grow(&s.x, T * E);
   Grow(&s.xn, T * E);
@@ -186,9 +163,15 @@ Status Model::Forward(const Batch& batch, KvStorage* cache,
   for (auto& sc : s.scores) {
     Grow(&sc, AttentionScratchFloats(c));
   }
-  const AttentionContext ax{&kt, cx.pool, &s.scores};
+}
 
-  // Embeddings: [T, E].
+// Embeddings into the residual stream x: [T, E]; then the RoPE tables for
+// global and local layers: [T, n_rot].
+void EmbedAndRope(const Ctx& cx, const ModelConfig& c, const ModelWeights& w,
+                  const Batch& batch) {
+  ForwardScratch& s = cx.s;
+  const int64_t T = static_cast<int64_t>(batch.size());
+  const int64_t E = c.n_embd;
   for (int64_t t = 0; t < T; ++t) {
     float* row = s.x.data() + t * E;
     DecodeRow(w.token_embd, batch.tokens[t], row);
@@ -196,8 +179,6 @@ Status Model::Forward(const Batch& batch, KvStorage* cache,
       for (int64_t i = 0; i < E; ++i) row[i] *= c.embd_scale;
     }
   }
-
-  // RoPE tables for global and local layers: [T, n_rot].
   const float* ff = w.rope_freqs.empty() ? nullptr : w.rope_freqs.data();
   Grow(&s.rope_global, T * c.n_rot);
   Grow(&s.rope_local, T * c.n_rot);
@@ -211,79 +192,96 @@ Status Model::Forward(const Batch& batch, KvStorage* cache,
                 s.rope_local.data() + t * c.n_rot);
     }
   }
-  const bool neox = c.rope_type == RopeType::kNeox;
+}
 
-  for (int64_t il = 0; il < c.n_layer; ++il) {
-    const LayerWeights& L = w.layers[il];
-    const int32_t layer = static_cast<int32_t>(il);
-    // Attention block.
-    for (int64_t t = 0; t < T; ++t) {
-      kt.rms_norm(s.x.data() + t * E, L.attn_norm.data(), E, c.rms_eps, s.xn.data() + t * E);
+// A sub-block's input: xn = rms_norm(x) * norm, token by token.
+void NormInput(const Ctx& cx, const ModelConfig& c, const std::vector<float>& norm,
+               int64_t T) {
+  const int64_t E = c.n_embd;
+  for (int64_t t = 0; t < T; ++t) {
+    cx.kt.rms_norm(cx.s.x.data() + t * E, norm.data(), E, c.rms_eps, cx.s.xn.data() + t * E);
+  }
+}
+
+// A sub-block's output o back into the residual stream: x += o (normed
+// first with post_norm on post-norm architectures).
+void AddResidual(const Ctx& cx, const ModelConfig& c, const std::vector<float>& post_norm,
+                 int64_t T) {
+  const int64_t E = c.n_embd;
+  for (int64_t t = 0; t < T; ++t) {
+    float* o = cx.s.o.data() + t * E;
+    if (c.post_norms) cx.kt.rms_norm(o, post_norm.data(), E, c.rms_eps, o);
+    float* x = cx.s.x.data() + t * E;
+    for (int64_t i = 0; i < E; ++i) x[i] += o[i];
+  }
+}
+
+void AttentionBlock(const Ctx& cx, const AttentionContext& ax, const ModelConfig& c,
+                    const LayerWeights& L, int64_t il, const Batch& batch, KvStorage* cache) {
+  ForwardScratch& s = cx.s;
+  const kernels::KernelTable& kt = cx.kt;
+  const int64_t T = static_cast<int64_t>(batch.size());
+  const int32_t layer = static_cast<int32_t>(il);
+  NormInput(cx, c, L.attn_norm, T);
+  LinearGroup(cx, {LinearOp{&L.wq, s.xn.data(), s.q.data()},
+                   LinearOp{&L.wk, s.xn.data(), s.k.data()},
+                   LinearOp{&L.wv, s.xn.data(), s.v.data()}}, T);
+  AddBias(s.q.data(), L.bq, T, c.q_dim());
+  AddBias(s.k.data(), L.bk, T, c.k_dim());
+  AddBias(s.v.data(), L.bv, T, c.v_dim());
+  if (c.qk_norm) {
+    for (int64_t r = 0; r < T * c.n_head; ++r) {
+      float* p = s.q.data() + r * c.head_dim_k;
+      kt.rms_norm(p, L.q_norm.data(), c.head_dim_k, c.rms_eps, p);
     }
-    LinearGroup(cx, {LinearOp{&L.wq, s.xn.data(), s.q.data()},
-                     LinearOp{&L.wk, s.xn.data(), s.k.data()},
-                     LinearOp{&L.wv, s.xn.data(), s.v.data()}}, T);
-    AddBias(s.q.data(), L.bq, T, c.q_dim());
-    AddBias(s.k.data(), L.bk, T, c.k_dim());
-    AddBias(s.v.data(), L.bv, T, c.v_dim());
-    if (c.qk_norm) {
-      for (int64_t r = 0; r < T * c.n_head; ++r) {
-        float* p = s.q.data() + r * c.head_dim_k;
-        kt.rms_norm(p, L.q_norm.data(), c.head_dim_k, c.rms_eps, p);
-      }
-      for (int64_t r = 0; r < T * c.n_head_kv; ++r) {
-        float* p = s.k.data() + r * c.head_dim_k;
-        kt.rms_norm(p, L.k_norm.data(), c.head_dim_k, c.rms_eps, p);
-      }
-    }
-    const std::vector<float>& table =
-        c.IsLocalLayer(il) ? s.rope_local : s.rope_global;
-    for (int64_t t = 0; t < T; ++t) {
-      const float* cs = table.data() + t * c.n_rot;
-      kt.rope(s.q.data() + t * c.q_dim(), c.n_head, c.head_dim_k, c.n_rot, neox, cs);
-      kt.rope(s.k.data() + t * c.k_dim(), c.n_head_kv, c.head_dim_k, c.n_rot, neox, cs);
-    }
-    WriteKv(c, layer, batch, s.k.data(), s.v.data(), cache);
-    Attention(ax, c, layer, *cache, batch, s.q.data(), s.attn.data());
-    Linear(cx, L.wo, s.attn.data(), T, s.o.data());
-    for (int64_t t = 0; t < T; ++t) {
-      float* o = s.o.data() + t * E;
-      if (c.post_norms) kt.rms_norm(o, L.post_attn_norm.data(), E, c.rms_eps, o);
-      float* x = s.x.data() + t * E;
-      for (int64_t i = 0; i < E; ++i) x[i] += o[i];
-    }
-    // FFN block.
-    for (int64_t t = 0; t < T; ++t) {
-      kt.rms_norm(s.x.data() + t * E, L.ffn_norm.data(), E, c.rms_eps, s.xn.data() + t * E);
-    }
-    LinearGroup(cx, {LinearOp{&L.ffn_gate, s.xn.data(), s.gate.data()},
-                     LinearOp{&L.ffn_up, s.xn.data(), s.up.data()}}, T);
-    // Per token row: a vector kernel's scalar tail rounds differently, so
-    // one call over T * n_ff would make a token's result depend on T.
-    auto* act = c.activation == FfnActivation::kSilu ? kt.silu : kt.gelu;
-    for (int64_t t = 0; t < T; ++t) {
-      float* g = s.gate.data() + t * c.n_ff;
-      act(g, s.up.data() + t * c.n_ff, g, c.n_ff);
-    }
-    Linear(cx, L.ffn_down, s.gate.data(), T, s.o.data());
-    for (int64_t t = 0; t < T; ++t) {
-      float* o = s.o.data() + t * E;
-      if (c.post_norms) kt.rms_norm(o, L.post_ffn_norm.data(), E, c.rms_eps, o);
-      float* x = s.x.data() + t * E;
-      for (int64_t i = 0; i < E; ++i) x[i] += o[i];
+    for (int64_t r = 0; r < T * c.n_head_kv; ++r) {
+      float* p = s.k.data() + r * c.head_dim_k;
+      kt.rms_norm(p, L.k_norm.data(), c.head_dim_k, c.rms_eps, p);
     }
   }
-  for (const SeqSpan& sp : spans) cache->Commit(sp.seq, sp.start + sp.count);
+  const bool neox = c.rope_type == RopeType::kNeox;
+  const std::vector<float>& table = c.IsLocalLayer(il) ? s.rope_local : s.rope_global;
+  for (int64_t t = 0; t < T; ++t) {
+    const float* cs = table.data() + t * c.n_rot;
+    kt.rope(s.q.data() + t * c.q_dim(), c.n_head, c.head_dim_k, c.n_rot, neox, cs);
+    kt.rope(s.k.data() + t * c.k_dim(), c.n_head_kv, c.head_dim_k, c.n_rot, neox, cs);
+  }
+  WriteKv(c, layer, batch, s.k.data(), s.v.data(), cache);
+  Attention(ax, c, layer, *cache, batch, s.q.data(), s.attn.data());
+  Linear(cx, L.wo, s.attn.data(), T, s.o.data());
+  AddResidual(cx, c, L.post_attn_norm, T);
+}
 
-  // Logits for the wanted rows only: [n_out, n_vocab].
+void FfnBlock(const Ctx& cx, const ModelConfig& c, const LayerWeights& L, int64_t T) {
+  ForwardScratch& s = cx.s;
+  NormInput(cx, c, L.ffn_norm, T);
+  LinearGroup(cx, {LinearOp{&L.ffn_gate, s.xn.data(), s.gate.data()},
+                   LinearOp{&L.ffn_up, s.xn.data(), s.up.data()}}, T);
+  // Per token row: a vector kernel's scalar tail rounds differently, so
+  // one call over T * n_ff would make a token's result depend on T.
+  auto* act = c.activation == FfnActivation::kSilu ? cx.kt.silu : cx.kt.gelu;
+  for (int64_t t = 0; t < T; ++t) {
+    float* g = s.gate.data() + t * c.n_ff;
+    act(g, s.up.data() + t * c.n_ff, g, c.n_ff);
+  }
+  Linear(cx, L.ffn_down, s.gate.data(), T, s.o.data());
+  AddResidual(cx, c, L.post_ffn_norm, T);
+}
+
+// Logits for the wanted rows only: [n_out, n_vocab].
+void OutputLogits(const Ctx& cx, const ModelConfig& c, const ModelWeights& w,
+                  const Batch& batch, std::vector<float>* logits) {
+  ForwardScratch& s = cx.s;
+  const int64_t T = static_cast<int64_t>(batch.size());
+  const int64_t E = c.n_embd;
   int64_t n_out = 0;
   for (int64_t t = 0; t < T; ++t) n_out += batch.logits[t] != 0;
   Grow(&s.rows, n_out * E);
   n_out = 0;
   for (int64_t t = 0; t < T; ++t) {
     if (!batch.logits[t]) continue;
-    kt.rms_norm(s.x.data() + t * E, w.output_norm.data(), E, c.rms_eps,
-                s.rows.data() + n_out * E);
+    cx.kt.rms_norm(s.x.data() + t * E, w.output_norm.data(), E, c.rms_eps,
+                   s.rows.data() + n_out * E);
     ++n_out;
   }
   logits->resize(static_cast<size_t>(n_out * c.n_vocab));
@@ -291,6 +289,41 @@ Status Model::Forward(const Batch& batch, KvStorage* cache,
     Linear(cx, w.output, s.rows.data(), n_out, logits->data());
     if (c.final_softcap > 0) SoftCap(logits->data(), n_out * c.n_vocab, c.final_softcap);
   }
+}
+
+}  // namespace
+
+Status Model::Forward(const Batch& batch, KvStorage* cache,
+                      std::vector<float>* logits,
+                      const ForwardOptions& options) const {
+  CHECK(cache != nullptr && logits != nullptr);
+  std::vector<SeqSpan> spans;
+  RETURN_IF_ERROR(Validate(batch, *cache, &spans));
+  for (const SeqSpan& sp : spans) {
+    RETURN_IF_ERROR(cache->Reserve(sp.seq, sp.start + sp.count));
+  }
+  // Positions past each sequence's batch start are overwritten.
+  for (const SeqSpan& sp : spans) cache->Truncate(sp.seq, sp.start);
+
+  std::lock_guard<std::mutex> lock(mu_);
+  const ModelConfig& c = config_;
+  const int64_t T = static_cast<int64_t>(batch.size());
+  const int nt = std::max(1, options.n_threads);
+  kernels::ThreadPool* pool = Pool(nt);
+  ForwardScratch& s = *scratch_;
+  const Ctx cx{options.kernels != nullptr ? *options.kernels : kernels::Kernels(),
+               pool, s, pool != nullptr ? pool->num_threads() : 1,
+               options.float_activations};
+  GrowScratch(cx, c, T);
+  const AttentionContext ax{&cx.kt, cx.pool, &s.scores};
+
+  EmbedAndRope(cx, c, weights_, batch);
+  for (int64_t il = 0; il < c.n_layer; ++il) {
+    AttentionBlock(cx, ax, c, weights_.layers[il], il, batch, cache);
+    FfnBlock(cx, c, weights_.layers[il], T);
+  }
+  for (const SeqSpan& sp : spans) cache->Commit(sp.seq, sp.start + sp.count);
+  OutputLogits(cx, c, weights_, batch, logits);
   return OkStatus();
 }
 

@@ -179,36 +179,38 @@ Status FinalizeVocab(Vocab* v) {
   return OkStatus();
 }
 
-StatusOr<Vocab> LoadVocab(const gguf::GgufFile& f) {
-  Vocab v;
-  ASSIGN_OR_RETURN(v.model, f.GetString(kKeyModel));
-  if (f.Has(kKeyPre)) {
-    ASSIGN_OR_RETURN(v.pre, f.GetString(kKeyPre));
-  }
-  if (v.model == "llama") {
-    v.kind = VocabKind::kLlama;
-    v.bos = 1;
-    v.eos = 2;
-    v.unk = 0;
-    v.add_space_prefix = true;
-    v.add_bos = true;
-  } else if (v.model == "gpt2") {
-    v.kind = VocabKind::kGpt2;
-    v.bos = 11;
-    v.eos = 11;
-    v.clean_spaces = !PreKeepsSpaces(v.pre);
-    if (IsLlama3Pre(v.pre)) {
-      v.ignore_merges = true;
-      v.add_bos = true;
+namespace {
+
+// The tokenizer model's kind and its defaults (special ids, BOS, spaces),
+// before the GGUF keys override them.
+Status SetModelDefaults(const gguf::GgufFile& f, Vocab* v) {
+  if (v->model == "llama") {
+    v->kind = VocabKind::kLlama;
+    v->bos = 1;
+    v->eos = 2;
+    v->unk = 0;
+    v->add_space_prefix = true;
+    v->add_bos = true;
+  } else if (v->model == "gpt2") {
+    v->kind = VocabKind::kGpt2;
+    v->bos = 11;
+    v->eos = 11;
+    v->clean_spaces = !PreKeepsSpaces(v->pre);
+    if (IsLlama3Pre(v->pre)) {
+      v->ignore_merges = true;
+      v->add_bos = true;
     }
   } else {
     return UnimplementedError(
         StrFormat("%s: unsupported tokenizer model '%s' (supported: llama, gpt2)",
-                  f.path().c_str(), CEscape(v.model).c_str()));
+                  f.path().c_str(), CEscape(v->model).c_str()));
   }
-  RETURN_IF_ERROR(ReadBool(f, "tokenizer.ggml.add_space_prefix", &v.add_space_prefix));
+  return OkStatus();
+}
 
-  // Tokens: read straight from the parsed array (one copy per string).
+// Tokens (read straight from the parsed array, one copy per string), their
+// scores and types, and a BPE vocabulary's merges.
+Status ReadTokens(const gguf::GgufFile& f, Vocab* v) {
   const gguf::Value* tokens = f.Find(kKeyTokens);
   if (tokens == nullptr) {
     return NotFoundError(StrFormat("%s: no %s", f.path().c_str(), kKeyTokens));
@@ -220,8 +222,8 @@ StatusOr<Vocab> LoadVocab(const gguf::GgufFile& f) {
   }
   const auto& items = tokens->array().items;
   const size_t n = items.size();
-  v.tokens.reserve(n);
-  for (const gguf::Value& item : items) v.tokens.push_back(item.str());
+  v->tokens.reserve(n);
+  for (const gguf::Value& item : items) v->tokens.push_back(item.str());
 
   if (f.Has(kKeyScores)) {
     StatusOr<std::vector<float>> scores = f.GetFloat32Array(kKeyScores);
@@ -235,7 +237,7 @@ StatusOr<Vocab> LoadVocab(const gguf::GgufFile& f) {
       return InvalidArgumentError(StrFormat("%s: %zu scores for %zu tokens",
                                             f.path().c_str(), scores->size(), n));
     }
-    v.scores.assign(scores->begin(), scores->begin() + n);
+    v->scores.assign(scores->begin(), scores->begin() + n);
   }
   if (f.Has(kKeyTypes)) {
     ASSIGN_OR_RETURN(std::vector<int32_t> types, f.GetInt32Array(kKeyTypes));
@@ -243,46 +245,51 @@ StatusOr<Vocab> LoadVocab(const gguf::GgufFile& f) {
       return InvalidArgumentError(StrFormat("%s: %zu token types for %zu tokens",
                                             f.path().c_str(), types.size(), n));
     }
-    v.attrs.resize(n);
-    for (size_t i = 0; i < n; ++i) v.attrs[i] = AttrFromTokenType(types[i]);
+    v->attrs.resize(n);
+    for (size_t i = 0; i < n; ++i) v->attrs[i] = AttrFromTokenType(types[i]);
   }
-  if (v.kind == VocabKind::kGpt2) {
+  if (v->kind == VocabKind::kGpt2) {
     ASSIGN_OR_RETURN(std::vector<std::string> merges, f.GetStringArray(kKeyMerges));
-    v.merges.reserve(merges.size());
+    v->merges.reserve(merges.size());
     for (std::string& m : merges) {
       const size_t pos = m.find(' ', 1);
       if (pos == std::string::npos) {
-        v.merges.emplace_back();  // keeps the ranks of later merges
+        v->merges.emplace_back();  // keeps the ranks of later merges
       } else {
-        v.merges.emplace_back(m.substr(0, pos), m.substr(pos + 1));
+        v->merges.emplace_back(m.substr(0, pos), m.substr(pos + 1));
       }
     }
   }
+  return OkStatus();
+}
 
-  const int32_t n_tokens = static_cast<int32_t>(std::min<size_t>(n, INT32_MAX));
-  ReadId(f, "tokenizer.ggml.bos_token_id", n_tokens, &v.bos);
-  ReadId(f, "tokenizer.ggml.eos_token_id", n_tokens, &v.eos);
-  ReadId(f, "tokenizer.ggml.eot_token_id", n_tokens, &v.eot);
-  ReadId(f, "tokenizer.ggml.eom_token_id", n_tokens, &v.eom);
-  ReadId(f, "tokenizer.ggml.unknown_token_id", n_tokens, &v.unk);
-  ReadId(f, "tokenizer.ggml.seperator_token_id", n_tokens, &v.sep);
-  ReadId(f, "tokenizer.ggml.padding_token_id", n_tokens, &v.pad);
-  ReadId(f, "tokenizer.ggml.mask_token_id", n_tokens, &v.mask);
-  RETURN_IF_ERROR(ReadBool(f, "tokenizer.ggml.add_bos_token", &v.add_bos));
-  RETURN_IF_ERROR(ReadBool(f, "tokenizer.ggml.add_eos_token", &v.add_eos));
-  RETURN_IF_ERROR(ReadBool(f, "tokenizer.ggml.add_sep_token", &v.add_sep));
-  if (v.add_bos && v.bos == kNoToken) {
+// The special token ids and add_{bos,eos,sep}_token from the GGUF keys.
+Status ReadSpecialTokens(const gguf::GgufFile& f, Vocab* v) {
+  const int32_t n_tokens =
+      static_cast<int32_t>(std::min<size_t>(v->tokens.size(), INT32_MAX));
+  ReadId(f, "tokenizer.ggml.bos_token_id", n_tokens, &v->bos);
+  ReadId(f, "tokenizer.ggml.eos_token_id", n_tokens, &v->eos);
+  ReadId(f, "tokenizer.ggml.eot_token_id", n_tokens, &v->eot);
+  ReadId(f, "tokenizer.ggml.eom_token_id", n_tokens, &v->eom);
+  ReadId(f, "tokenizer.ggml.unknown_token_id", n_tokens, &v->unk);
+  ReadId(f, "tokenizer.ggml.seperator_token_id", n_tokens, &v->sep);
+  ReadId(f, "tokenizer.ggml.padding_token_id", n_tokens, &v->pad);
+  ReadId(f, "tokenizer.ggml.mask_token_id", n_tokens, &v->mask);
+  RETURN_IF_ERROR(ReadBool(f, "tokenizer.ggml.add_bos_token", &v->add_bos));
+  RETURN_IF_ERROR(ReadBool(f, "tokenizer.ggml.add_eos_token", &v->add_eos));
+  RETURN_IF_ERROR(ReadBool(f, "tokenizer.ggml.add_sep_token", &v->add_sep));
+  if (v->add_bos && v->bos == kNoToken) {
     return InvalidArgumentError(StrFormat("%s: add_bos_token is set but there is no bos token", f.path().c_str()));
   }
-  if (v.add_eos && v.eos == kNoToken) {
+  if (v->add_eos && v->eos == kNoToken) {
     return InvalidArgumentError(StrFormat("%s: add_eos_token is set but there is no eos token", f.path().c_str()));
   }
+  return OkStatus();
+}
 
-  Status st = FinalizeVocab(&v);
-  if (!st.ok()) return Status(st.code(), f.path() + ": " + st.message());
-
-  // Auto-detect end-of-turn / end-of-generation tokens by text, as llama.cpp
-  // does (the GGUF keys are often missing). Ids ascending, first one wins.
+// Auto-detect end-of-turn / end-of-generation tokens by text, as llama.cpp
+// does (the GGUF keys are often missing). Ids ascending, first one wins.
+void DetectEndOfGeneration(Vocab* v) {
   static constexpr std::string_view kEot[] = {
       "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
       "<|end_of_text|>", "<EOT>", "_<EOT>", "[EOT]", "<end_of_utterance>",
@@ -294,48 +301,65 @@ StatusOr<Vocab> LoadVocab(const gguf::GgufFile& f) {
       "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
       "<｜end▁of▁sentence｜>"};
   for (std::string_view text : kEot) {
-    if (v.eot != kNoToken) break;
-    TokenId id = v.Find(text);
-    if (id != kNoToken) v.eot = id;
+    if (v->eot != kNoToken) break;
+    TokenId id = v->Find(text);
+    if (id != kNoToken) v->eot = id;
   }
-  if (v.eom == kNoToken) v.eom = v.Find("<|eom_id|>");
-  for (TokenId id : {v.eot, v.eom}) {
-    if (id != kNoToken) v.attrs[id] |= kAttrControl;  // control-looking tokens
+  if (v->eom == kNoToken) v->eom = v->Find("<|eom_id|>");
+  for (TokenId id : {v->eot, v->eom}) {
+    if (id != kNoToken) v->attrs[id] |= kAttrControl;  // control-looking tokens
   }
   for (std::string_view text : kEog) {
-    TokenId id = v.Find(text);
+    TokenId id = v->Find(text);
     if (id == kNoToken) continue;
-    v.eog_ids.push_back(id);
-    v.attrs[id] |= kAttrControl;
+    v->eog_ids.push_back(id);
+    v->attrs[id] |= kAttrControl;
   }
-  for (TokenId id : {v.eos, v.eot, v.eom}) {
-    if (id != kNoToken) v.eog_ids.push_back(id);
+  for (TokenId id : {v->eos, v->eot, v->eom}) {
+    if (id != kNoToken) v->eog_ids.push_back(id);
   }
-  std::sort(v.eog_ids.begin(), v.eog_ids.end());
-  v.eog_ids.erase(std::unique(v.eog_ids.begin(), v.eog_ids.end()), v.eog_ids.end());
+  std::sort(v->eog_ids.begin(), v->eog_ids.end());
+  v->eog_ids.erase(std::unique(v->eog_ids.begin(), v->eog_ids.end()), v->eog_ids.end());
   // llama.cpp's workarounds: with <|return|> and <|call|> (gpt-oss) or
   // <|calls|> and <|flush|> (solar-open), <|end|> is a plain user-defined
   // token; with <|tool_response>, </s> is a normal token.
   const auto has_eog = [&](std::string_view text) {
-    const TokenId id = v.Find(text);
-    return id != kNoToken && v.IsEog(id);
+    const TokenId id = v->Find(text);
+    return id != kNoToken && v->IsEog(id);
   };
   const auto drop_eog = [&](std::string_view text, uint32_t attr) {
-    const TokenId id = v.Find(text);
-    v.eog_ids.erase(std::remove(v.eog_ids.begin(), v.eog_ids.end(), id), v.eog_ids.end());
-    v.attrs[id] = attr;
+    const TokenId id = v->Find(text);
+    v->eog_ids.erase(std::remove(v->eog_ids.begin(), v->eog_ids.end(), id), v->eog_ids.end());
+    v->attrs[id] = attr;
   };
   if (has_eog("<|end|>") && ((has_eog("<|return|>") && has_eog("<|call|>")) ||
                              (has_eog("<|calls|>") && has_eog("<|flush|>")))) {
     drop_eog("<|end|>", kAttrUserDefined);
   }
   if (has_eog("</s>") && has_eog("<|tool_response>")) drop_eog("</s>", kAttrNormal);
-  for (size_t i = 0; i < n; ++i) {
-    if ((v.attrs[i] & kAttrControl) &&
-        v.tokens[i].find("unused") != std::string::npos) {
-      v.attrs[i] |= kAttrUnused;
+  for (size_t i = 0; i < v->tokens.size(); ++i) {
+    if ((v->attrs[i] & kAttrControl) &&
+        v->tokens[i].find("unused") != std::string::npos) {
+      v->attrs[i] |= kAttrUnused;
     }
   }
+}
+
+}  // namespace
+
+StatusOr<Vocab> LoadVocab(const gguf::GgufFile& f) {
+  Vocab v;
+  ASSIGN_OR_RETURN(v.model, f.GetString(kKeyModel));
+  if (f.Has(kKeyPre)) {
+    ASSIGN_OR_RETURN(v.pre, f.GetString(kKeyPre));
+  }
+  RETURN_IF_ERROR(SetModelDefaults(f, &v));
+  RETURN_IF_ERROR(ReadBool(f, "tokenizer.ggml.add_space_prefix", &v.add_space_prefix));
+  RETURN_IF_ERROR(ReadTokens(f, &v));
+  RETURN_IF_ERROR(ReadSpecialTokens(f, &v));
+  Status st = FinalizeVocab(&v);
+  if (!st.ok()) return Status(st.code(), f.path() + ": " + st.message());
+  DetectEndOfGeneration(&v);
   return v;
 }
 
