@@ -37,6 +37,26 @@ double Ms(std::chrono::steady_clock::time_point a,
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
+// Adds a pass's counts and times to the loop's totals; only its emit time
+// when nothing was planned.
+void AddPassStats(const PassTrace& pass, bool planned, EngineStats* st) {
+  if (planned) {
+    ++st->num_passes;
+    st->num_failed_passes += pass.ok ? 0 : 1;
+    st->num_decode_tokens += pass.decode;
+    st->num_prefill_tokens += pass.prefill_tokens;
+    st->num_admitted += pass.admitted;
+    st->num_preempted += pass.preempted;
+    st->peak_running = std::max<int64_t>(st->peak_running, pass.running);
+    st->schedule_ms += pass.schedule_ms;
+    st->execute_ms += pass.execute_ms;
+    st->forward_ms += std::max(0.0, pass.forward_ms);
+    st->sample_ms += std::max(0.0, pass.sample_ms);
+    st->update_ms += pass.update_ms;
+  }
+  st->emit_ms += pass.emit_ms;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(
@@ -315,22 +335,8 @@ void Engine::Loop() {
     const Clock::time_point t6 = Clock::now();
     lock.lock();
     EngineStats& st = loop_stats_;
-    if (!plan.empty()) {
-      ++st.num_passes;
-      st.num_failed_passes += pass.ok ? 0 : 1;
-      st.num_decode_tokens += pass.decode;
-      st.num_prefill_tokens += pass.prefill_tokens;
-      st.num_admitted += pass.admitted;
-      st.num_preempted += pass.preempted;
-      st.peak_running = std::max<int64_t>(st.peak_running, pass.running);
-      st.schedule_ms += pass.schedule_ms;
-      st.execute_ms += pass.execute_ms;
-      st.forward_ms += std::max(0.0, pass.forward_ms);
-      st.sample_ms += std::max(0.0, pass.sample_ms);
-      st.update_ms += pass.update_ms;
-      if (pass.ok) ObservePass(plan, pass.pass_ms);
-    }
-    st.emit_ms += pass.emit_ms;
+    AddPassStats(pass, !plan.empty(), &st);
+    if (!plan.empty() && pass.ok) ObservePass(plan, pass.pass_ms);
     if (trace_ != nullptr) {
       st.trace_ms += Ms(t5, t6);
       st.trace_lines = trace_->lines();
@@ -344,7 +350,10 @@ void Engine::Loop() {
     }
     if (!scheduler_->HasWork() && !pending_events_) idle_cv_.notify_all();
   }
-  // Shutting down: abort whatever is live and tell its owner.
+  AbortLiveOnStop(lock);
+}
+
+void Engine::AbortLiveOnStop(std::unique_lock<std::mutex>& lock) {
   std::vector<RequestId> live;
   for (const auto& [id, cb] : callbacks_) live.push_back(id);
   for (RequestId id : live) (void)scheduler_->Abort(id);

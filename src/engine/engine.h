@@ -124,6 +124,9 @@ class Engine {
          std::unique_ptr<Executor> executor,
          std::unique_ptr<TraceWriter> trace);
   void Loop();
+  // Loop's ending: aborts every live request and delivers the events.
+  // REQUIRES: lock holds mu_; returns without it.
+  void AbortLiveOnStop(std::unique_lock<std::mutex>& lock);
   using Delivery = std::pair<EventCallback, RequestEvent>;
   // Takes the scheduler's events with their callbacks; with tracing, notes
   // token times and moves finished requests' records to done_traces_.

@@ -46,6 +46,8 @@ class ModelExecutor final : public Executor {
   // plan carries on admission. A preempted request keeps its sampler: the
   // history already holds its tokens and the RNG continues its stream.
   Status EnsureState(const ScheduledSeq& s);
+  // A scheduled sequence's tokens and block tables fit the cache.
+  Status CheckSeq(const ScheduledSeq& s) const;
   // Runs every sequence of the plan; fills logits_ ([outputs, n_vocab]).
   Status Forward(const StepPlan& plan);
   // The fallback while the model's Forward takes one sequence per batch.
@@ -187,6 +189,39 @@ SampledToken ModelExecutor::Sample(const ScheduledSeq& s,
   return out;
 }
 
+Status ModelExecutor::CheckSeq(const ScheduledSeq& s) const {
+  const int nbt = cache_->block_size();
+  const int end = s.start_pos + s.num_new_tokens;
+  if (s.num_new_tokens < 1 ||
+      static_cast<int>(s.tokens.size()) != s.num_new_tokens ||
+      static_cast<int64_t>(s.block_table.size()) * nbt < end) {
+    return InternalError(StrFormat(
+        "malformed plan for request %lld", static_cast<long long>(s.id)));
+  }
+  for (kv::BlockId b : s.block_table) {
+    if (b != kv::kNullBlock && (b < 0 || b >= cache_->num_blocks())) {
+      return InternalError(StrFormat("request %lld: block %d out of range",
+                                     static_cast<long long>(s.id), b));
+    }
+  }
+  if (cache_->num_groups() > 1) {
+    if (s.local_block_table.size() != s.block_table.size()) {
+      return InternalError(StrFormat(
+          "request %lld: local block table of %zu blocks, full of %zu",
+          static_cast<long long>(s.id), s.local_block_table.size(),
+          s.block_table.size()));
+    }
+    for (kv::BlockId b : s.local_block_table) {
+      if (b != kv::kNullBlock && (b < 0 || b >= cache_->local_num_blocks())) {
+        return InternalError(StrFormat(
+            "request %lld: local block %d out of range",
+            static_cast<long long>(s.id), b));
+      }
+    }
+  }
+  return OkStatus();
+}
+
 StatusOr<std::vector<SampledToken>> ModelExecutor::Execute(
     const StepPlan& plan) {
   using Clock = std::chrono::steady_clock;
@@ -206,36 +241,8 @@ StatusOr<std::vector<SampledToken>> ModelExecutor::Execute(
   // plan.preempted keep their samplers (see EnsureState).
   std::vector<SampledToken> out;
   if (plan.seqs.empty()) return out;
-  const int nbt = cache_->block_size();
   for (const ScheduledSeq& s : plan.seqs) {
-    const int end = s.start_pos + s.num_new_tokens;
-    if (s.num_new_tokens < 1 ||
-        static_cast<int>(s.tokens.size()) != s.num_new_tokens ||
-        static_cast<int64_t>(s.block_table.size()) * nbt < end) {
-      return InternalError(StrFormat(
-          "malformed plan for request %lld", static_cast<long long>(s.id)));
-    }
-    for (kv::BlockId b : s.block_table) {
-      if (b != kv::kNullBlock && (b < 0 || b >= cache_->num_blocks())) {
-        return InternalError(StrFormat("request %lld: block %d out of range",
-                                       static_cast<long long>(s.id), b));
-      }
-    }
-    if (cache_->num_groups() > 1) {
-      if (s.local_block_table.size() != s.block_table.size()) {
-        return InternalError(StrFormat(
-            "request %lld: local block table of %zu blocks, full of %zu",
-            static_cast<long long>(s.id), s.local_block_table.size(),
-            s.block_table.size()));
-      }
-      for (kv::BlockId b : s.local_block_table) {
-        if (b != kv::kNullBlock && (b < 0 || b >= cache_->local_num_blocks())) {
-          return InternalError(StrFormat(
-              "request %lld: local block %d out of range",
-              static_cast<long long>(s.id), b));
-        }
-      }
-    }
+    RETURN_IF_ERROR(CheckSeq(s));
     if (s.needs_logits || s.admitted) RETURN_IF_ERROR(EnsureState(s));
   }
   RETURN_IF_ERROR(Forward(plan));

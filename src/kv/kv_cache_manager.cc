@@ -215,6 +215,24 @@ int KvCacheManager::BlocksNeeded(int group, const BlockTable* t,
   return touched_idle + (*cow ? 1 : 0) + new_blocks;
 }
 
+void KvCacheManager::AdoptPrefix(const PrefixHit& prefix, std::vector<BlockTable>* tables) {
+  for (int g = 0; g < num_groups(); ++g) {
+    BlockTable& t = (*tables)[static_cast<size_t>(g)];
+    const std::vector<BlockId>& blocks = g == 0 ? prefix.blocks : prefix.local_blocks;
+    for (BlockId b : blocks) {
+      if (b != kNullBlock) pools_[static_cast<size_t>(g)]->AddRef(b);
+    }
+    t.blocks = blocks;
+    t.num_tokens = prefix.num_tokens;
+    t.num_committed_blocks = static_cast<int>(blocks.size());
+    t.last_entry = prefix.last_entry;
+    while (t.num_released < static_cast<int>(blocks.size()) &&
+           blocks[static_cast<size_t>(t.num_released)] == kNullBlock) {
+      ++t.num_released;
+    }
+  }
+}
+
 std::optional<SlotAllocation> KvCacheManager::AllocateSlots(
     SeqId seq, int num_new_tokens, const PrefixHit* prefix, int query_tokens) {
   CHECK_GE(num_new_tokens, 0);
@@ -242,24 +260,7 @@ std::optional<SlotAllocation> KvCacheManager::AllocateSlots(
   if (is_new) {
     it = tables_.emplace(seq, std::vector<BlockTable>(static_cast<size_t>(ng)))
              .first;
-    if (prefix != nullptr) {
-      for (int g = 0; g < ng; ++g) {
-        BlockTable& t = it->second[static_cast<size_t>(g)];
-        const std::vector<BlockId>& blocks =
-            g == 0 ? prefix->blocks : prefix->local_blocks;
-        for (BlockId b : blocks) {
-          if (b != kNullBlock) pools_[static_cast<size_t>(g)]->AddRef(b);
-        }
-        t.blocks = blocks;
-        t.num_tokens = prefix->num_tokens;
-        t.num_committed_blocks = static_cast<int>(blocks.size());
-        t.last_entry = prefix->last_entry;
-        while (t.num_released < static_cast<int>(blocks.size()) &&
-               blocks[static_cast<size_t>(t.num_released)] == kNullBlock) {
-          ++t.num_released;
-        }
-      }
-    }
+    if (prefix != nullptr) AdoptPrefix(*prefix, &it->second);
     pools_[0]->RecordPrefixQuery(query_tokens, prefix ? prefix->num_tokens : 0);
   }
   SlotAllocation out;

@@ -158,6 +158,9 @@ class KvCacheManager {
  private:
   // Blocks group g needs from its pool to extend `seq` by n tokens (or to
   // create it from `prefix`); sets *cow when a copy-on-write is due.
+  // A new sequence's tables take the prefix hit's blocks (one reference
+  // more on each), tokens and committed count.
+  void AdoptPrefix(const PrefixHit& prefix, std::vector<BlockTable>* tables);
   int BlocksNeeded(int group, const BlockTable* t, const PrefixHit* prefix,
                    int num_new_tokens, bool* cow) const;
 

@@ -262,10 +262,8 @@ double Num(const json& j, const char* a, const char* b = nullptr) {
   return v->is_number() ? v->get<double>() : 0;
 }
 
-}  // namespace
-
-std::string MarkdownReport(const json& doc) {
-  const json& m = doc["metadata"];
+// The report's title and the run's metadata (command, server, workload).
+std::string MarkdownMetadata(const json& m) {
   std::string out = "# weft bench serve\n\n";
   out += '`';
   out += m.value("command_line", "");
@@ -288,6 +286,13 @@ std::string MarkdownReport(const json& doc) {
   out += "- workload: `";
   out += m.value("workload", json::object()).dump();
   out += "`\n";
+  return out;
+}
+
+}  // namespace
+
+std::string MarkdownReport(const json& doc) {
+  std::string out = MarkdownMetadata(doc["metadata"]);
   const json& slo = doc["slo"];
   const bool has_slo = !slo["ttft_ms"].is_null() || !slo["tpot_ms"].is_null() ||
                        !slo["e2e_ms"].is_null();
