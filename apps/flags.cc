@@ -127,6 +127,22 @@ std::string FlagSet::Usage() const {
   return s;
 }
 
+void FlagSet::ApplyEnvironment(std::string* error) {
+  for (auto& f : flags_) {
+    if (f.was_set) continue;
+    std::string env = env_prefix_ + "_";
+    for (char c : f.name) {
+      env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+    }
+    if (const char* v = std::getenv(env.c_str()); v != nullptr) {
+      if (!Apply(&f, v, error)) {
+        *error += " (from " + env + ")";
+        break;
+      }
+    }
+  }
+}
+
 bool FlagSet::Parse(int argc, char** argv, std::vector<std::string>* positional,
                     int* exit_code) {
   std::string error;
@@ -189,21 +205,7 @@ bool FlagSet::Parse(int argc, char** argv, std::vector<std::string>* positional,
     }
     Apply(f, value, &error);
   }
-  if (error.empty() && !env_prefix_.empty()) {
-    for (auto& f : flags_) {
-      if (f.was_set) continue;
-      std::string env = env_prefix_ + "_";
-      for (char c : f.name) {
-        env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
-      }
-      if (const char* v = std::getenv(env.c_str()); v != nullptr) {
-        if (!Apply(&f, v, &error)) {
-          error += " (from " + env + ")";
-          break;
-        }
-      }
-    }
-  }
+  if (error.empty() && !env_prefix_.empty()) ApplyEnvironment(&error);
   if (!error.empty()) {
     std::fprintf(stderr, "error: %s\nusage: %s (--help for more)\n",
                  error.c_str(), usage_.c_str());

@@ -58,6 +58,8 @@ class FlagSet {
   Flag* Find(const std::string& name);
   Flag* FindShort(char c);
   bool Apply(Flag* f, const std::string& value, std::string* error);
+  // Sets each flag not given on the command line from PREFIX_NAME, if set.
+  void ApplyEnvironment(std::string* error);
 
   std::string usage_;
   std::string description_;

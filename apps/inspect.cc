@@ -84,6 +84,54 @@ std::string MatMulPath(GgmlType type) {
   return "none";
 }
 
+// Tensors by type (count, bytes, matmul path), most bytes first.
+Json QuantizationJson(const GgufFile& f) {
+  std::map<GgmlType, std::pair<uint64_t, uint64_t>> mix;  // count, bytes
+  for (const auto& t : f.tensors()) {
+    mix[t.type].first += 1;
+    mix[t.type].second += t.nbytes;
+  }
+  std::vector<std::pair<GgmlType, std::pair<uint64_t, uint64_t>>> sorted(
+      mix.begin(), mix.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) {
+    return a.second.second > b.second.second;
+  });
+  Json q = Json::array();
+  for (auto& [type, cb] : sorted) {
+    q.push_back({{"type", std::string(TypeName(type))},
+                 {"tensors", cb.first},
+                 {"bytes", cb.second},
+                 {"matmul", MatMulPath(type)}});
+  }
+  return q;
+}
+
+Json MetadataJson(const GgufFile& f) {
+  Json meta = Json::object();
+  // Appended to the ordered map's vector: its operator[] searches the keys
+  // linearly (quadratic in a file's key count), and the reader already
+  // refuses duplicate keys.
+  auto& entries =
+      static_cast<Json::object_t::Container&>(meta.get_ref<Json::object_t&>());
+  entries.reserve(f.metadata().size());
+  for (const auto& e : f.metadata())
+    entries.emplace_back(e.key, ToJson(e.value, kMaxJsonArray));
+  return meta;
+}
+
+Json TensorsJson(const GgufFile& f) {
+  Json ts = Json::array();
+  for (const auto& t : f.tensors()) {
+    ts.push_back({{"name", t.name},
+                  {"type", std::string(TypeName(t.type))},
+                  {"shape", t.dims},
+                  {"offset", f.data_offset() + t.offset},
+                  {"relative_offset", t.offset},
+                  {"bytes", t.nbytes}});
+  }
+  return ts;
+}
+
 Json Summarize(const GgufFile& f, bool with_tensors) {
   Json j;
   std::string arch = f.GetString("general.architecture").ok()
@@ -100,29 +148,14 @@ Json Summarize(const GgufFile& f, bool with_tensors) {
   j["architecture"] = Meta(f, "general.architecture");
   j["name"] = Meta(f, "general.name");
   uint64_t params = 0, tensor_bytes = 0;
-  std::map<GgmlType, std::pair<uint64_t, uint64_t>> mix;  // count, bytes
   for (const auto& t : f.tensors()) {
     params += t.n_elements;
     tensor_bytes += t.nbytes;
-    mix[t.type].first += 1;
-    mix[t.type].second += t.nbytes;
   }
   j["parameters"] = params;
   j["tensor_bytes"] = tensor_bytes;
   j["file_type"] = Meta(f, "general.file_type");
-  std::vector<std::pair<GgmlType, std::pair<uint64_t, uint64_t>>> sorted(
-      mix.begin(), mix.end());
-  std::stable_sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) {
-    return a.second.second > b.second.second;
-  });
-  Json q = Json::array();
-  for (auto& [type, cb] : sorted) {
-    q.push_back({{"type", std::string(TypeName(type))},
-                 {"tensors", cb.first},
-                 {"bytes", cb.second},
-                 {"matmul", MatMulPath(type)}});
-  }
-  j["quantization"] = std::move(q);
+  j["quantization"] = QuantizationJson(f);
   j["context_length"] = Meta(f, k("context_length"));
   j["block_count"] = Meta(f, k("block_count"));
   j["head_count"] = Meta(f, k("attention.head_count"));
@@ -145,28 +178,8 @@ Json Summarize(const GgufFile& f, bool with_tensors) {
   StatusOr<tokenizer::Vocab> vocab = tokenizer::LoadVocab(f);
   j["chat_template"] =
       vocab.ok() ? Json(runtime::ChooseChatTemplate(f, *vocab).origin) : Json();
-  Json meta = Json::object();
-  // Appended to the ordered map's vector: its operator[] searches the keys
-  // linearly (quadratic in a file's key count), and the reader already
-  // refuses duplicate keys.
-  auto& entries =
-      static_cast<Json::object_t::Container&>(meta.get_ref<Json::object_t&>());
-  entries.reserve(f.metadata().size());
-  for (const auto& e : f.metadata())
-    entries.emplace_back(e.key, ToJson(e.value, kMaxJsonArray));
-  j["metadata"] = std::move(meta);
-  if (with_tensors) {
-    Json ts = Json::array();
-    for (const auto& t : f.tensors()) {
-      ts.push_back({{"name", t.name},
-                    {"type", std::string(TypeName(t.type))},
-                    {"shape", t.dims},
-                    {"offset", f.data_offset() + t.offset},
-                    {"relative_offset", t.offset},
-                    {"bytes", t.nbytes}});
-    }
-    j["tensors"] = std::move(ts);
-  }
+  j["metadata"] = MetadataJson(f);
+  if (with_tensors) j["tensors"] = TensorsJson(f);
   return j;
 }
 
