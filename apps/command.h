@@ -17,15 +17,37 @@ struct Command {
   int (*run)(int argc, char** argv);
 };
 
-// Commands sorted by name.
-std::vector<Command> AllCommands();
+// Commands that register themselves during static initialization: weft's
+// subcommands (SubCommands()) and `weft bench`'s verbs (bench/bench.h).
+class CommandList {
+ public:
+  void Add(const Command& c) { commands_.push_back(c); }
+  // Sorted by name.
+  std::vector<Command> Sorted() const;
+  // The command named `name`, or null.
+  const Command* Find(const char* name) const;
+
+ private:
+  std::vector<Command> commands_;
+};
 
 struct CommandRegistrar {
-  CommandRegistrar(const char* name, const char* summary,
-                   int (*run)(int, char**));
+  CommandRegistrar(CommandList& list, const char* name, const char* summary,
+                   int (*run)(int, char**)) {
+    list.Add({name, summary, run});
+  }
 };
+
+CommandList& SubCommands();
+
+// "--help", "-h" or "help".
+bool IsHelpArg(const char* arg);
+
+// Commands sorted by name.
+inline std::vector<Command> AllCommands() { return SubCommands().Sorted(); }
 
 }  // namespace weft::apps
 
-#define WEFT_COMMAND(name, summary, fn)                       \
-  static ::weft::apps::CommandRegistrar weft_command_##fn(name, summary, fn)
+#define WEFT_COMMAND(name, summary, fn)                                         \
+  static ::weft::apps::CommandRegistrar weft_command_##fn(::weft::apps::SubCommands(), \
+                                                          name, summary, fn)

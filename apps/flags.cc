@@ -5,7 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+
+#include "util/file.h"
 
 namespace weft::apps {
 namespace {
@@ -218,17 +219,7 @@ bool FlagSet::Parse(int argc, char** argv, std::vector<std::string>* positional,
 namespace {
 
 // MemAvailable from /proc/meminfo, or 0.
-uint64_t AvailableMemory() {
-  std::ifstream f("/proc/meminfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    unsigned long long kb = 0;
-    if (std::sscanf(line.c_str(), "MemAvailable: %llu kB", &kb) == 1) {
-      return static_cast<uint64_t>(kb) * 1024;
-    }
-  }
-  return 0;
-}
+uint64_t AvailableMemory() { return ReadProcKb("/proc/meminfo", "MemAvailable"); }
 
 }  // namespace
 

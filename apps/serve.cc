@@ -10,8 +10,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,6 +21,7 @@
 #include "model/kv_storage.h"
 #include "runtime/engine_builder.h"
 #include "server/server.h"
+#include "util/file.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -35,25 +34,7 @@ int Fail(int code, const std::string& message) {
 }
 
 // The process's resident memory (VmRSS), or 0.
-uint64_t ResidentBytes() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line)) {
-    unsigned long long kb = 0;
-    if (std::sscanf(line.c_str(), "VmRSS: %llu kB", &kb) == 1) {
-      return static_cast<uint64_t>(kb) * 1024;
-    }
-  }
-  return 0;
-}
-
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFoundError("cannot open " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+uint64_t ResidentBytes() { return ReadProcKb("/proc/self/status", "VmRSS"); }
 
 bool InRange(int64_t v, int64_t lo, int64_t hi) { return v >= lo && v <= hi; }
 
@@ -198,7 +179,7 @@ int BuildEngineConfig(const ServeOptions& o, runtime::EngineConfig* mc) {
   std::string error;
   if (!ParseKvMemory(o.kv.memory, &mc->kv_bytes, &error)) return Fail(2, error);
   if (!o.chat_template_path.empty()) {
-    StatusOr<std::string> src = ReadFile(o.chat_template_path);
+    StatusOr<std::string> src = ReadFileToString(o.chat_template_path);
     if (!src.ok()) return Fail(2, "--chat-template: " + src.status().message());
     if (src->empty()) return Fail(2, "--chat-template: " + o.chat_template_path + " is empty");
     mc->chat_template = *src;

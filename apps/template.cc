@@ -5,11 +5,9 @@
 #include "chat/template.h"
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +18,7 @@
 #include "runtime/chat_template_choice.h"
 #include "server/chat_render.h"
 #include "tokenizer/vocab.h"
+#include "util/file.h"
 #include "util/strings.h"
 
 namespace weft::apps {
@@ -28,16 +27,8 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFoundError("cannot open " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 StatusOr<Json> ReadJson(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgumentError(path + ": invalid JSON");
   return j;
@@ -132,7 +123,7 @@ bool ParseTemplateFlags(int argc, char** argv, TemplateOptions* o, int* rc) {
 // Returns 0, or the exit code.
 int ChooseTemplate(TemplateOptions* o, std::string* source, std::string* origin) {
   if (!o->template_path.empty()) {
-    auto text = ReadFile(o->template_path);
+    auto text = ReadFileToString(o->template_path);
     if (!text.ok()) return Fail(2, text.status().ToString());
     *source = *text;
     *origin = "file:" + o->template_path;

@@ -11,11 +11,6 @@
 namespace weft::apps {
 namespace {
 
-std::vector<Command>& Registry() {
-  static std::vector<Command> commands;
-  return commands;
-}
-
 void PrintHelp() {
   std::printf(
       "weft %s (%s): an LLM inference server for GGUF models\n\n"
@@ -29,25 +24,35 @@ void PrintHelp() {
 
 }  // namespace
 
-CommandRegistrar::CommandRegistrar(const char* name, const char* summary,
-                                   int (*run)(int, char**)) {
-  Registry().push_back({name, summary, run});
-}
-
-std::vector<Command> AllCommands() {
-  std::vector<Command> all = Registry();
+std::vector<Command> CommandList::Sorted() const {
+  std::vector<Command> all = commands_;
   std::sort(all.begin(), all.end(), [](const Command& a, const Command& b) {
     return std::strcmp(a.name, b.name) < 0;
   });
   return all;
 }
 
+const Command* CommandList::Find(const char* name) const {
+  for (const Command& c : commands_) {
+    if (std::strcmp(name, c.name) == 0) return &c;
+  }
+  return nullptr;
+}
+
+bool IsHelpArg(const char* arg) {
+  return std::strcmp(arg, "--help") == 0 || std::strcmp(arg, "-h") == 0 ||
+         std::strcmp(arg, "help") == 0;
+}
+
+CommandList& SubCommands() {
+  static CommandList commands;
+  return commands;
+}
+
 }  // namespace weft::apps
 
 int main(int argc, char** argv) {
-  using weft::apps::AllCommands;
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 ||
-      std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "help") == 0) {
+  if (argc < 2 || weft::apps::IsHelpArg(argv[1])) {
     weft::apps::PrintHelp();
     return argc < 2 ? 2 : 0;
   }
@@ -55,8 +60,8 @@ int main(int argc, char** argv) {
     std::printf("weft %s (%s)\n", WEFT_VERSION, WEFT_GIT_COMMIT);
     return 0;
   }
-  for (const auto& c : AllCommands()) {
-    if (std::strcmp(argv[1], c.name) == 0) return c.run(argc - 1, argv + 1);
+  if (const weft::apps::Command* c = weft::apps::SubCommands().Find(argv[1])) {
+    return c->run(argc - 1, argv + 1);
   }
   std::fprintf(stderr, "weft: unknown command '%s' (weft --help lists them)\n",
                argv[1]);

@@ -4,21 +4,15 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 
 #include "apps/command.h"
 
 namespace weft::apps {
 namespace {
 
-std::vector<BenchVerb>& Verbs() {
-  static std::vector<BenchVerb> verbs;
-  return verbs;
-}
-
 void PrintBenchHelp(FILE* f) {
   std::fprintf(f, "usage: weft bench VERB [ARGS...]   (weft bench VERB --help)\n\nverbs:\n");
-  for (const BenchVerb& v : AllBenchVerbs()) {
+  for (const Command& v : AllBenchVerbs()) {
     std::fprintf(f, "  %-10s %s\n", v.name, v.summary);
   }
 }
@@ -28,14 +22,11 @@ int RunBench(int argc, char** argv) {
     PrintBenchHelp(stderr);
     return 2;
   }
-  if (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
-      std::strcmp(argv[1], "help") == 0) {
+  if (IsHelpArg(argv[1])) {
     PrintBenchHelp(stdout);
     return 0;
   }
-  for (const BenchVerb& v : AllBenchVerbs()) {
-    if (std::strcmp(argv[1], v.name) == 0) return v.run(argc - 1, argv + 1);
-  }
+  if (const Command* v = BenchVerbs().Find(argv[1])) return v->run(argc - 1, argv + 1);
   std::fprintf(stderr, "weft bench: unknown verb '%s' (weft bench --help lists them)\n",
                argv[1]);
   return 2;
@@ -43,17 +34,14 @@ int RunBench(int argc, char** argv) {
 
 }  // namespace
 
-BenchVerbRegistrar::BenchVerbRegistrar(const char* name, const char* summary,
-                                       int (*run)(int, char**)) {
-  Verbs().push_back({name, summary, run});
+int UsageError(const std::string& msg) {
+  std::fprintf(stderr, "weft bench: %s\n", msg.c_str());
+  return 2;
 }
 
-std::vector<BenchVerb> AllBenchVerbs() {
-  std::vector<BenchVerb> all = Verbs();
-  std::sort(all.begin(), all.end(), [](const BenchVerb& a, const BenchVerb& b) {
-    return std::strcmp(a.name, b.name) < 0;
-  });
-  return all;
+CommandList& BenchVerbs() {
+  static CommandList verbs;
+  return verbs;
 }
 
 WEFT_COMMAND("bench", "benchmarks: serve (a server), plot, compare", RunBench);

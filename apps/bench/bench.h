@@ -8,25 +8,23 @@
 // code (0 ok, 1 runtime failure, 2 bad usage or input).
 #pragma once
 
+#include <string>
 #include <vector>
+
+#include "apps/command.h"
 
 namespace weft::apps {
 
-struct BenchVerb {
-  const char* name;
-  const char* summary;
-  int (*run)(int argc, char** argv);
-};
+CommandList& BenchVerbs();
 
 // Verbs sorted by name.
-std::vector<BenchVerb> AllBenchVerbs();
+inline std::vector<Command> AllBenchVerbs() { return BenchVerbs().Sorted(); }
 
-struct BenchVerbRegistrar {
-  BenchVerbRegistrar(const char* name, const char* summary,
-                     int (*run)(int, char**));
-};
+// Prints "weft bench: MSG" to stderr; returns 2 (bad usage or input).
+int UsageError(const std::string& msg);
 
 }  // namespace weft::apps
 
-#define WEFT_BENCH_VERB(name, summary, fn) \
-  static ::weft::apps::BenchVerbRegistrar weft_bench_verb_##fn(name, summary, fn)
+#define WEFT_BENCH_VERB(name, summary, fn)                                           \
+  static ::weft::apps::CommandRegistrar weft_bench_verb_##fn(::weft::apps::BenchVerbs(), \
+                                                             name, summary, fn)

@@ -51,6 +51,16 @@ double OutTokS(const BenchResult& r) {
   return r.duration_s > 0 ? r.output_tokens / r.duration_s : 0.0;
 }
 
+// "p50 / p99 / max" in ms.
+std::string P50P99Max(const Percentiles& p) {
+  return StrFormat("%.1f / %.1f / %.1f", p.p50, p.p99, p.max);
+}
+
+// "1.25x", or "-" without a denominator.
+std::string Ratio(double num, double den) {
+  return den > 0 ? StrFormat("%.2fx", num / den) : std::string("-");
+}
+
 }  // namespace
 
 std::string ResultJson(const BenchResult& r) {
@@ -122,28 +132,16 @@ void AddS1Rows(int64_t c, const std::vector<const BenchResult*>& rs, Table* t) {
 
 void AddS2Rows(const std::vector<const BenchResult*>& rs, Table* t) {
   t->Row("stream ITL, no prefill: p50 / p99 / max ms",
-         Cells(rs, [](const BenchResult& r) {
-           const Percentiles& p = r.itl_base_ms;
-           return StrFormat("%.1f / %.1f / %.1f", p.p50, p.p99, p.max);
-         }));
+         Cells(rs, [](const BenchResult& r) { return P50P99Max(r.itl_base_ms); }));
   t->Row("stream ITL during prefill: p50 / p99 / max ms",
-         Cells(rs, [](const BenchResult& r) {
-           const Percentiles& p = r.itl_prefill_ms;
-           return StrFormat("%.1f / %.1f / %.1f", p.p50, p.p99, p.max);
-         }));
+         Cells(rs, [](const BenchResult& r) { return P50P99Max(r.itl_prefill_ms); }));
   t->Row("during-prefill p50 / no-prefill p50",
          Cells(rs, [](const BenchResult& r) {
-           return r.itl_base_ms.p50 > 0
-                      ? StrFormat("%.2fx",
-                                  r.itl_prefill_ms.p50 / r.itl_base_ms.p50)
-                      : std::string("-");
+           return Ratio(r.itl_prefill_ms.p50, r.itl_base_ms.p50);
          }));
   t->Row("during-prefill max / no-prefill p50 (stall-free <= 2)",
          Cells(rs, [](const BenchResult& r) {
-           return r.itl_base_ms.p50 > 0
-                      ? StrFormat("%.2fx",
-                                  r.itl_prefill_ms.max / r.itl_base_ms.p50)
-                      : std::string("-");
+           return Ratio(r.itl_prefill_ms.max, r.itl_base_ms.p50);
          }));
   t->Row("long-prompt TTFT p50 / max ms", Cells(rs, [](const BenchResult& r) {
            return StrFormat("%.0f / %.0f", r.long_ttft_ms.p50,

@@ -4,7 +4,6 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "apps/flags.h"
 #include "loadgen/compare.h"
 #include "loadgen/plot.h"
+#include "util/file.h"
 #include "util/status.h"
 #include "util/strings.h"
 
@@ -22,21 +22,8 @@ namespace {
 using json = nlohmann::json;
 using namespace weft::loadgen;  // NOLINT: one file of glue
 
-int UsageError(const std::string& msg) {
-  std::fprintf(stderr, "weft bench: %s\n", msg.c_str());
-  return 2;
-}
-
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFoundError("cannot read " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 StatusOr<json> ReadResult(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) return InvalidArgumentError(path + ": not JSON");
   Status st = ValidateResult(j);

@@ -8,7 +8,6 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "apps/build_info.h"
 #include "apps/bench/bench.h"
@@ -17,6 +16,7 @@
 #include "loadgen/report.h"
 #include "loadgen/runner.h"
 #include "loadgen/workload.h"
+#include "util/file.h"
 #include "util/strings.h"
 
 namespace weft::apps {
@@ -24,11 +24,6 @@ namespace {
 
 using json = nlohmann::json;
 using namespace weft::loadgen;  // NOLINT: one file of glue
-
-int UsageError(const std::string& msg) {
-  std::fprintf(stderr, "weft bench: %s\n", msg.c_str());
-  return 2;
-}
 
 template <typename T>
 bool ParseList(const std::string& s, std::vector<T>* out) {
@@ -92,14 +87,6 @@ std::string CommandLine(int argc, char** argv) {
     out += plain ? a : "'" + a + "'";
   }
   return out;
-}
-
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFoundError("cannot read " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 // Model name from GET /v1/models (first entry), or "" when unavailable.
@@ -305,7 +292,7 @@ int BuildPlan(const ServeBenchOptions& o, const WorkloadParams& params, const En
     *plan = std::move(*built);
     return 0;
   }
-  StatusOr<std::string> text = ReadFile(params.file);
+  StatusOr<std::string> text = ReadFileToString(params.file);
   if (!text.ok()) {
     return UsageError(params.file + ": not S1-S4, S6 and " + text.status().message());
   }
