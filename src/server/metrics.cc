@@ -41,28 +41,14 @@ std::string LabelText(const Labels& labels, const std::string& extra_key = "",
   return out + "}";
 }
 
-std::string EscapeHelp(const std::string& h) {
+// Prometheus text format: backslash and newline escaped, and the double
+// quote too inside a label value (not in HELP text).
+std::string Escape(const std::string& text, bool quote) {
   std::string out;
-  for (char c : h) {
+  for (char c : text) {
     if (c == '\\') {
       out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string EscapeLabelValue(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
+    } else if (quote && c == '"') {
       out += "\\\"";
     } else if (c == '\n') {
       out += "\\n";
@@ -72,6 +58,19 @@ std::string EscapeLabelValue(const std::string& v) {
   }
   return out;
 }
+
+std::string EscapeHelp(const std::string& h) { return Escape(h, false); }
+
+// A series' metric, made with `args` the first time its labels are seen.
+template <typename T, typename... Args>
+T* CreateOnce(std::unique_ptr<T>& slot, const Args&... args) {
+  if (!slot) slot = std::make_unique<T>(args...);
+  return slot.get();
+}
+
+}  // namespace
+
+std::string EscapeLabelValue(const std::string& v) { return Escape(v, true); }
 
 void Counter::Inc(double v) {
   DCHECK(v >= 0);
@@ -129,18 +128,14 @@ Counter* MetricsRegistry::GetCounter(const std::string& name,
                                      const std::string& help,
                                      const Labels& labels) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto& slot = FamilyFor(name, help, Kind::kCounter)->counters[labels];
-  if (!slot) slot = std::make_unique<Counter>();
-  return slot.get();
+  return CreateOnce(FamilyFor(name, help, Kind::kCounter)->counters[labels]);
 }
 
 Gauge* MetricsRegistry::GetGauge(const std::string& name,
                                  const std::string& help,
                                  const Labels& labels) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto& slot = FamilyFor(name, help, Kind::kGauge)->gauges[labels];
-  if (!slot) slot = std::make_unique<Gauge>();
-  return slot.get();
+  return CreateOnce(FamilyFor(name, help, Kind::kGauge)->gauges[labels]);
 }
 
 Histogram* MetricsRegistry::GetHistogram(const std::string& name,
@@ -148,9 +143,7 @@ Histogram* MetricsRegistry::GetHistogram(const std::string& name,
                                          const std::vector<double>& bounds,
                                          const Labels& labels) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto& slot = FamilyFor(name, help, Kind::kHistogram)->histograms[labels];
-  if (!slot) slot = std::make_unique<Histogram>(bounds);
-  return slot.get();
+  return CreateOnce(FamilyFor(name, help, Kind::kHistogram)->histograms[labels], bounds);
 }
 
 std::string MetricsRegistry::Render() const {

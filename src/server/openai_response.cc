@@ -105,43 +105,48 @@ std::string SseData(const std::string& json_text) {
   return "data: " + json_text + "\n\n";
 }
 
-std::string CompletionResponseJson(const ResponseMeta& meta,
-                                   const std::vector<ChoiceResult>& choices,
-                                   bool want_logprobs, const Usage& usage) {
-  json j = Envelope(meta, "text_completion");
+namespace {
+
+// A non-streamed response: the envelope, each choice's index and
+// finish_reason with the endpoint's own fields (fields(choice): the text or
+// message, and logprobs), and the usage.
+template <typename ChoiceFields>
+std::string ResponseJson(const ResponseMeta& meta, const char* object,
+                         const std::vector<ChoiceResult>& choices, const Usage& usage,
+                         ChoiceFields fields) {
+  json j = Envelope(meta, object);
   json arr = json::array();
   for (size_t i = 0; i < choices.size(); ++i) {
-    const ChoiceResult& c = choices[i];
-    arr.push_back(
-        {{"index", i},
-         {"text", c.text},
-         {"logprobs", want_logprobs ? CompletionLogprobs(
-                                          c.logprobs, c.logprob_text_start)
-                                    : json(nullptr)},
-         {"finish_reason", Finish(c.finish)}});
+    json choice = fields(choices[i]);
+    choice["index"] = i;
+    choice["finish_reason"] = Finish(choices[i].finish);
+    arr.push_back(std::move(choice));
   }
   j["choices"] = arr;
   j["usage"] = UsageJson(usage);
   return Dump(j);
 }
 
+}  // namespace
+
+std::string CompletionResponseJson(const ResponseMeta& meta,
+                                   const std::vector<ChoiceResult>& choices,
+                                   bool want_logprobs, const Usage& usage) {
+  return ResponseJson(meta, "text_completion", choices, usage, [&](const ChoiceResult& c) {
+    return json{{"text", c.text},
+                {"logprobs", want_logprobs
+                                 ? CompletionLogprobs(c.logprobs, c.logprob_text_start)
+                                 : json(nullptr)}};
+  });
+}
+
 std::string ChatResponseJson(const ResponseMeta& meta,
                              const std::vector<ChoiceResult>& choices,
                              bool want_logprobs, const Usage& usage) {
-  json j = Envelope(meta, "chat.completion");
-  json arr = json::array();
-  for (size_t i = 0; i < choices.size(); ++i) {
-    const ChoiceResult& c = choices[i];
-    arr.push_back(
-        {{"index", i},
-         {"message", {{"role", "assistant"}, {"content", c.text}}},
-         {"logprobs",
-          want_logprobs ? ChatLogprobs(c.logprobs) : json(nullptr)},
-         {"finish_reason", Finish(c.finish)}});
-  }
-  j["choices"] = arr;
-  j["usage"] = UsageJson(usage);
-  return Dump(j);
+  return ResponseJson(meta, "chat.completion", choices, usage, [&](const ChoiceResult& c) {
+    return json{{"message", {{"role", "assistant"}, {"content", c.text}}},
+                {"logprobs", want_logprobs ? ChatLogprobs(c.logprobs) : json(nullptr)}};
+  });
 }
 
 std::string ChunkJson(const ResponseMeta& meta, const ChunkPiece& p) {

@@ -148,6 +148,12 @@ struct Route {
   void (*fn)(ServerState&, const std::shared_ptr<Exchange>&);
 };
 
+// A handler that needs the exchange but not a share of its ownership.
+template <void (*kHandler)(ServerState&, Exchange&)>
+void OnExchange(ServerState& s, const std::shared_ptr<Exchange>& ex) {
+  kHandler(s, *ex);
+}
+
 const Route kRoutes[] = {
     {"/v1/completions", "POST", true,
      [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
@@ -157,14 +163,8 @@ const Route kRoutes[] = {
      [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
        HandleCompletions(s, ex, true);
      }},
-    {"/v1/models", "GET", true,
-     [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
-       HandleModels(s, *ex);
-     }},
-    {"/v1/models/{model}", "GET", true,
-     [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
-       HandleModel(s, *ex);
-     }},
+    {"/v1/models", "GET", true, OnExchange<HandleModels>},
+    {"/v1/models/{model}", "GET", true, OnExchange<HandleModel>},
     {"/health", "GET", false,
      [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
        HandleHealth(s, *ex, false);
@@ -173,26 +173,11 @@ const Route kRoutes[] = {
      [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
        HandleHealth(s, *ex, true);
      }},
-    {"/health/live", "GET", false,
-     [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
-       HandleLive(s, *ex);
-     }},
-    {"/tokenize", "POST", true,
-     [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
-       HandleTokenize(s, *ex);
-     }},
-    {"/detokenize", "POST", true,
-     [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
-       HandleDetokenize(s, *ex);
-     }},
-    {"/metrics", "GET", false,
-     [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
-       HandleMetrics(s, *ex);
-     }},
-    {"/v1/effective-config", "GET", true,
-     [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
-       HandleEffectiveConfig(s, *ex);
-     }},
+    {"/health/live", "GET", false, OnExchange<HandleLive>},
+    {"/tokenize", "POST", true, OnExchange<HandleTokenize>},
+    {"/detokenize", "POST", true, OnExchange<HandleDetokenize>},
+    {"/metrics", "GET", false, OnExchange<HandleMetrics>},
+    {"/v1/effective-config", "GET", true, OnExchange<HandleEffectiveConfig>},
 };
 
 // A pattern's trailing "{param}" matches the non-empty rest of the path.

@@ -259,19 +259,10 @@ void FakeBackend::Loop() {
   }
 }
 
-void FakeBackend::set_readiness(Readiness r) {
-  std::lock_guard<std::mutex> lock(mu_);
-  readiness_ = r;
-}
-void FakeBackend::set_token_delay_ms(int ms) {
-  std::lock_guard<std::mutex> lock(mu_);
-  token_delay_ms_ = ms;
-}
+void FakeBackend::set_readiness(Readiness r) { SetLocked(&readiness_, r); }
+void FakeBackend::set_token_delay_ms(int ms) { SetLocked(&token_delay_ms_, ms); }
 void FakeBackend::HoldTokenize(bool hold) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    hold_tokenize_ = hold;
-  }
+  SetLocked(&hold_tokenize_, hold);
   cv_.notify_all();
 }
 bool FakeBackend::WaitTokenizeWaiters(int n) {
@@ -279,14 +270,8 @@ bool FakeBackend::WaitTokenizeWaiters(int n) {
   return cv_.wait_for(lock, std::chrono::seconds(5),
                       [&] { return tokenize_waiters_ >= n; });
 }
-void FakeBackend::set_fail_after(int n) {
-  std::lock_guard<std::mutex> lock(mu_);
-  fail_after_ = n;
-}
-void FakeBackend::set_reject_submits(bool reject) {
-  std::lock_guard<std::mutex> lock(mu_);
-  reject_ = reject;
-}
+void FakeBackend::set_fail_after(int n) { SetLocked(&fail_after_, n); }
+void FakeBackend::set_reject_submits(bool reject) { SetLocked(&reject_, reject); }
 std::vector<std::string> FakeBackend::aborted_ids() const {
   std::lock_guard<std::mutex> lock(mu_);
   return aborted_;

@@ -80,6 +80,13 @@ class FakeBackend : public Backend {
   bool WaitFor(const std::function<bool(const BackendStats&)>& pred);
 
  private:
+  // *field = value under mu_ (the test controls' setters).
+  template <typename T>
+  void SetLocked(T* field, T value) {
+    std::lock_guard<std::mutex> lock(mu_);
+    *field = value;
+  }
+
   struct Seq {
     std::string text;     // everything generated
     size_t emitted = 0;   // bytes of `text` already sent
