@@ -249,6 +249,12 @@ StatusOr<Value> WordcountFilter(Interpreter&, const Value& v, CallArgs&) {
   return Value(n);
 }
 
+// A filter that maps the value's text to a new string (lower, upper, title).
+template <auto kFn>
+StatusOr<Value> TextFilter(Interpreter&, const Value& v, CallArgs&) {
+  return Value(kFn(PyStr(v)));
+}
+
 // select/reject (kSelect false) and their attr forms.
 template <bool kSelect, bool kAttr>
 StatusOr<Value> Select(Interpreter& in, const Value& v, CallArgs& a) {
@@ -284,10 +290,7 @@ const std::unordered_map<std::string, FilterFn>& Filters() {
       {"last", EndFilter<false>},
       {"length", LengthFilter},
       {"list", ListFilter},
-      {"lower",
-       [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
-         return Value(AsciiLower(PyStr(v)));
-       }},
+      {"lower", TextFilter<AsciiLower>},
       {"map", Map},
       {"max", Extreme<true>},
       {"min", Extreme<false>},
@@ -309,17 +312,11 @@ const std::unordered_map<std::string, FilterFn>& Filters() {
       {"sort", SortFilter},
       {"string", StringFilter},
       {"sum", SumFilter},
-      {"title",
-       [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
-         return Value(TitleFilter(PyStr(v)));
-       }},
+      {"title", TextFilter<TitleFilter>},
       {"tojson", ToJsonFilter},
       {"trim", TrimFilter},
       {"unique", UniqueFilter},
-      {"upper",
-       [](Interpreter&, const Value& v, CallArgs&) -> StatusOr<Value> {
-         return Value(AsciiUpper(PyStr(v)));
-       }},
+      {"upper", TextFilter<AsciiUpper>},
       {"wordcount", WordcountFilter},
   };
   return *filters;

@@ -179,16 +179,21 @@ Status Parser::ParseSignature(Node* n) {
   return ExpectOp(")");
 }
 
+Status Parser::StatementsOutsideLoops(const std::set<std::string>& end,
+                                     std::vector<NodePtr>* body) {
+  int saved = loop_depth_;
+  loop_depth_ = 0;
+  Status s = Statements(end, body, true);
+  loop_depth_ = saved;
+  return s;
+}
+
 StatusOr<NodePtr> Parser::ParseMacro() {
   auto n = Make(NodeKind::kMacro);
   Next();
   ASSIGN_OR_RETURN(n->name, ExpectName());
   RETURN_IF_ERROR(ParseSignature(n.get()));
-  int saved = loop_depth_;
-  loop_depth_ = 0;
-  Status s = Statements({"endmacro"}, &n->body, true);
-  loop_depth_ = saved;
-  RETURN_IF_ERROR(s);
+  RETURN_IF_ERROR(StatementsOutsideLoops({"endmacro"}, &n->body));
   return n;
 }
 
@@ -198,11 +203,7 @@ StatusOr<NodePtr> Parser::ParseCallBlock() {
   if (IsOp("(")) RETURN_IF_ERROR(ParseSignature(n.get()));
   ASSIGN_OR_RETURN(n->a, ParseExpression(true));
   if (n->a->kind != NodeKind::kCall) return Fail("expected call");
-  int saved = loop_depth_;
-  loop_depth_ = 0;
-  Status s = Statements({"endcall"}, &n->body, true);
-  loop_depth_ = saved;
-  RETURN_IF_ERROR(s);
+  RETURN_IF_ERROR(StatementsOutsideLoops({"endcall"}, &n->body));
   return n;
 }
 

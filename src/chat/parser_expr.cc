@@ -74,30 +74,33 @@ NodePtr Parser::Binary(const std::string& op, NodePtr l, NodePtr r, int line) {
   return n;
 }
 
-StatusOr<NodePtr> Parser::ParseOr() {
+template <typename Operand>
+StatusOr<NodePtr> Parser::ParseBinaryChain(std::initializer_list<const char*> ops, bool names,
+                                           Operand operand) {
+  auto match = [&]() -> const char* {
+    for (const char* op : ops) {
+      if (names ? IsName(op) : IsOp(op)) return op;
+    }
+    return nullptr;
+  };
   ChainGuard chain(this);
-  ASSIGN_OR_RETURN(NodePtr left, ParseAnd());
-  while (IsName("or")) {
+  ASSIGN_OR_RETURN(NodePtr left, operand());
+  while (const char* op = match()) {
     RETURN_IF_ERROR(chain.Step());
     int line = cur().line;
     Next();
-    ASSIGN_OR_RETURN(NodePtr right, ParseAnd());
-    left = Binary("or", std::move(left), std::move(right), line);
+    ASSIGN_OR_RETURN(NodePtr right, operand());
+    left = Binary(op, std::move(left), std::move(right), line);
   }
   return left;
 }
 
+StatusOr<NodePtr> Parser::ParseOr() {
+  return ParseBinaryChain({"or"}, true, [this] { return ParseAnd(); });
+}
+
 StatusOr<NodePtr> Parser::ParseAnd() {
-  ChainGuard chain(this);
-  ASSIGN_OR_RETURN(NodePtr left, ParseNot());
-  while (IsName("and")) {
-    RETURN_IF_ERROR(chain.Step());
-    int line = cur().line;
-    Next();
-    ASSIGN_OR_RETURN(NodePtr right, ParseNot());
-    left = Binary("and", std::move(left), std::move(right), line);
-  }
-  return left;
+  return ParseBinaryChain({"and"}, true, [this] { return ParseNot(); });
 }
 
 StatusOr<NodePtr> Parser::ParseNot() {
@@ -149,17 +152,7 @@ StatusOr<NodePtr> Parser::ParseCompare() {
 }
 
 StatusOr<NodePtr> Parser::ParseMath1() {
-  ChainGuard chain(this);
-  ASSIGN_OR_RETURN(NodePtr left, ParseConcat());
-  while (IsOp("+") || IsOp("-")) {
-    RETURN_IF_ERROR(chain.Step());
-    std::string op = cur().text;
-    int line = cur().line;
-    Next();
-    ASSIGN_OR_RETURN(NodePtr right, ParseConcat());
-    left = Binary(op, std::move(left), std::move(right), line);
-  }
-  return left;
+  return ParseBinaryChain({"+", "-"}, false, [this] { return ParseConcat(); });
 }
 
 StatusOr<NodePtr> Parser::ParseConcat() {
@@ -176,30 +169,11 @@ StatusOr<NodePtr> Parser::ParseConcat() {
 }
 
 StatusOr<NodePtr> Parser::ParseMath2() {
-  ChainGuard chain(this);
-  ASSIGN_OR_RETURN(NodePtr left, ParsePow());
-  while (IsOp("*") || IsOp("/") || IsOp("//") || IsOp("%")) {
-    RETURN_IF_ERROR(chain.Step());
-    std::string op = cur().text;
-    int line = cur().line;
-    Next();
-    ASSIGN_OR_RETURN(NodePtr right, ParsePow());
-    left = Binary(op, std::move(left), std::move(right), line);
-  }
-  return left;
+  return ParseBinaryChain({"*", "/", "//", "%"}, false, [this] { return ParsePow(); });
 }
 
 StatusOr<NodePtr> Parser::ParsePow() {
-  ChainGuard chain(this);
-  ASSIGN_OR_RETURN(NodePtr left, ParseUnary(true));
-  while (IsOp("**")) {
-    RETURN_IF_ERROR(chain.Step());
-    int line = cur().line;
-    Next();
-    ASSIGN_OR_RETURN(NodePtr right, ParseUnary(true));
-    left = Binary("**", std::move(left), std::move(right), line);
-  }
-  return left;
+  return ParseBinaryChain({"**"}, false, [this] { return ParseUnary(true); });
 }
 
 StatusOr<NodePtr> Parser::ParseUnary(bool with_filter) {

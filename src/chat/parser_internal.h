@@ -4,6 +4,7 @@
 // Thread safety: one Parser per parse, on one thread.
 #pragma once
 
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <vector>
@@ -133,6 +134,10 @@ class Parser {
   // Body up to one of `end`; leaves the end name current.
   Status Statements(const std::set<std::string>& end,
                     std::vector<NodePtr>* body, bool drop_needle);
+  // Statements() of a macro or call block body: break and continue there
+  // belong to no enclosing loop.
+  Status StatementsOutsideLoops(const std::set<std::string>& end,
+                                std::vector<NodePtr>* body);
 
   Status ParseStatement(std::vector<NodePtr>* body);
 
@@ -169,6 +174,13 @@ class Parser {
   StatusOr<NodePtr> ParseOr();
 
   StatusOr<NodePtr> ParseAnd();
+
+  // `operand (op operand)*`, left-associative, for the operators in `ops`:
+  // names ("or", "and") when `names`, else operator tokens ("+", "*", ...).
+  // Defined in parser_expr.cc, its only user.
+  template <typename Operand>
+  StatusOr<NodePtr> ParseBinaryChain(std::initializer_list<const char*> ops, bool names,
+                                     Operand operand);
 
   StatusOr<NodePtr> ParseNot();
 

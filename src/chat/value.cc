@@ -67,32 +67,29 @@ Value Value::Undefined(std::string hint) {
   return v;
 }
 
-Value Value::MakeList(List items) {
+template <typename T>
+Value Value::MakeContainer(ValueKind kind, T contents, std::shared_ptr<T> Value::*field) {
   Value v;
-  v.kind_ = ValueKind::kList;
-  v.depth_ = DepthOf(items);
-  v.list_ = std::make_shared<List>(std::move(items));
+  v.kind_ = kind;
+  v.depth_ = DepthOf(contents);
+  v.*field = std::make_shared<T>(std::move(contents));
   return v;
+}
+
+Value Value::MakeList(List items) {
+  return MakeContainer(ValueKind::kList, std::move(items), &Value::list_);
 }
 
 Value Value::MakeTuple(List items) {
-  Value v = MakeList(std::move(items));
-  v.kind_ = ValueKind::kTuple;
-  return v;
+  return MakeContainer(ValueKind::kTuple, std::move(items), &Value::list_);
 }
 
 Value Value::MakeDict(Dict d) {
-  Value v;
-  v.kind_ = ValueKind::kDict;
-  v.depth_ = DepthOf(d);
-  v.dict_ = std::make_shared<Dict>(std::move(d));
-  return v;
+  return MakeContainer(ValueKind::kDict, std::move(d), &Value::dict_);
 }
 
 Value Value::MakeNamespace(Dict d) {
-  Value v = MakeDict(std::move(d));
-  v.kind_ = ValueKind::kNamespace;
-  return v;
+  return MakeContainer(ValueKind::kNamespace, std::move(d), &Value::dict_);
 }
 
 Value Value::MakeCallable(std::shared_ptr<Callable> fn) {

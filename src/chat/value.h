@@ -149,6 +149,10 @@ class Value {
   const std::string& TypeName() const;
 
  private:
+  // A list, tuple, dict or namespace holding `contents` in `field`.
+  template <typename T>
+  static Value MakeContainer(ValueKind kind, T contents, std::shared_ptr<T> Value::*field);
+
   ValueKind kind_ = ValueKind::kUndefined;
   bool safe_ = false;
   uint16_t depth_ = 0;

@@ -47,46 +47,38 @@ bool Value::is_float() const {
   return type() == ValueType::kFloat32 || type() == ValueType::kFloat64;
 }
 
-int64_t Value::AsInt64() const {
+namespace {
+
+// The stored number as R (the bool alternative never counts; with
+// kIntegers, neither do floats); CHECK-fails with `error` otherwise.
+template <typename R, bool kIntegers>
+R NumberAs(const Value::Storage& v, const char* error) {
   return std::visit(
-      [](const auto& x) -> int64_t {
+      [error](const auto& x) -> R {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-          return static_cast<int64_t>(x);
+        constexpr bool kNumber = kIntegers ? std::is_integral_v<T> : std::is_arithmetic_v<T>;
+        if constexpr (kNumber && !std::is_same_v<T, bool>) {
+          return static_cast<R>(x);
         } else {
-          CHECK(false) << "AsInt64 on a non-integer GGUF value";
+          CHECK(false) << error;
           return 0;
         }
       },
-      v_);
+      v);
+}
+
+}  // namespace
+
+int64_t Value::AsInt64() const {
+  return NumberAs<int64_t, true>(v_, "AsInt64 on a non-integer GGUF value");
 }
 
 uint64_t Value::AsUint64() const {
-  return std::visit(
-      [](const auto& x) -> uint64_t {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-          return static_cast<uint64_t>(x);
-        } else {
-          CHECK(false) << "AsUint64 on a non-integer GGUF value";
-          return 0;
-        }
-      },
-      v_);
+  return NumberAs<uint64_t, true>(v_, "AsUint64 on a non-integer GGUF value");
 }
 
 double Value::AsDouble() const {
-  return std::visit(
-      [](const auto& x) -> double {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
-          return static_cast<double>(x);
-        } else {
-          CHECK(false) << "AsDouble on a non-numeric GGUF value";
-          return 0;
-        }
-      },
-      v_);
+  return NumberAs<double, false>(v_, "AsDouble on a non-numeric GGUF value");
 }
 
 std::string Value::DebugString(size_t max_items) const {

@@ -228,13 +228,5 @@ uint8_t* ContiguousKvStorage::KeyData(int32_t layer, int32_t seq, int32_t pos) {
 uint8_t* ContiguousKvStorage::ValueData(int32_t layer, int32_t seq, int32_t pos) {
   return v_.get() + Index(layer, seq, pos) * static_cast<size_t>(v_row_);
 }
-const uint8_t* ContiguousKvStorage::KeyData(int32_t layer, int32_t seq,
-                                            int32_t pos) const {
-  return k_.get() + Index(layer, seq, pos) * static_cast<size_t>(k_row_);
-}
-const uint8_t* ContiguousKvStorage::ValueData(int32_t layer, int32_t seq,
-                                              int32_t pos) const {
-  return v_.get() + Index(layer, seq, pos) * static_cast<size_t>(v_row_);
-}
 
 }  // namespace weft::model

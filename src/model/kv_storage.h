@@ -68,10 +68,13 @@ class KvStorage {
   // written in the current pass (reads).
   virtual uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) = 0;
   virtual uint8_t* ValueData(int32_t layer, int32_t seq, int32_t pos) = 0;
-  virtual const uint8_t* KeyData(int32_t layer, int32_t seq,
-                                 int32_t pos) const = 0;
-  virtual const uint8_t* ValueData(int32_t layer, int32_t seq,
-                                   int32_t pos) const = 0;
+  // The same rows, read-only (the accessors above only compute an address).
+  const uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) const {
+    return const_cast<KvStorage*>(this)->KeyData(layer, seq, pos);
+  }
+  const uint8_t* ValueData(int32_t layer, int32_t seq, int32_t pos) const {
+    return const_cast<KvStorage*>(this)->ValueData(layer, seq, pos);
+  }
   // Records that positions [0, end_pos) of `seq` hold data.
   virtual void Commit(int32_t seq, int32_t end_pos) = 0;
 
@@ -99,12 +102,10 @@ class ContiguousKvStorage : public KvStorage {
   int32_t Capacity() const override { return capacity_; }
   int32_t MaxSequences() const override { return max_seqs_; }
   KvType kv_type() const override { return type_; }
+  using KvStorage::KeyData;
+  using KvStorage::ValueData;
   uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) override;
   uint8_t* ValueData(int32_t layer, int32_t seq, int32_t pos) override;
-  const uint8_t* KeyData(int32_t layer, int32_t seq,
-                         int32_t pos) const override;
-  const uint8_t* ValueData(int32_t layer, int32_t seq,
-                           int32_t pos) const override;
   void Commit(int32_t seq, int32_t end_pos) override;
 
   // Bytes held by K and V together.

@@ -239,13 +239,5 @@ uint8_t* PagedKvStorage::KeyData(int32_t layer, int32_t seq, int32_t pos) {
 uint8_t* PagedKvStorage::ValueData(int32_t layer, int32_t seq, int32_t pos) {
   return v_[static_cast<size_t>(layer)] + Slot(layer, seq, pos) * v_row_;
 }
-const uint8_t* PagedKvStorage::KeyData(int32_t layer, int32_t seq,
-                                       int32_t pos) const {
-  return k_[static_cast<size_t>(layer)] + Slot(layer, seq, pos) * k_row_;
-}
-const uint8_t* PagedKvStorage::ValueData(int32_t layer, int32_t seq,
-                                         int32_t pos) const {
-  return v_[static_cast<size_t>(layer)] + Slot(layer, seq, pos) * v_row_;
-}
 
 }  // namespace weft::model

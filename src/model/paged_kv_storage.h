@@ -105,12 +105,10 @@ class PagedKvStorage : public KvStorage {
     return static_cast<int32_t>(lengths_.size());
   }
   KvType kv_type() const override { return type_; }
+  using KvStorage::KeyData;
+  using KvStorage::ValueData;
   uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) override;
   uint8_t* ValueData(int32_t layer, int32_t seq, int32_t pos) override;
-  const uint8_t* KeyData(int32_t layer, int32_t seq,
-                         int32_t pos) const override;
-  const uint8_t* ValueData(int32_t layer, int32_t seq,
-                           int32_t pos) const override;
   void Commit(int32_t seq, int32_t end_pos) override;
 
  private:

@@ -3,19 +3,12 @@
 #include <queue>
 #include <string>
 
+#include "tokenizer/symbols.h"
 #include "tokenizer/unicode.h"
 
 namespace weft::tokenizer {
 
 namespace {
-
-struct Symbol {
-  int prev;
-  int next;
-  uint32_t start;  // byte offset into the word
-  uint32_t n;      // bytes; 0 once merged into the left neighbour
-  TokenId id;      // token of the symbol's text, kNoToken if none
-};
 
 struct Bigram {
   int left;
@@ -97,11 +90,8 @@ void BpeEncoder::EncodeWord(std::string_view word, std::vector<TokenId>* out) co
     if (left.n == 0 || right.n == 0 || left.n != b.left_n || right.n != b.right_n) {
       continue;  // stale
     }
-    left.n += right.n;
+    MergeWithNext(symbols, b.left);
     left.id = b.result;
-    right.n = 0;
-    left.next = right.next;
-    if (right.next >= 0) symbols[right.next].prev = b.left;
     try_add(left.prev, b.left);
     try_add(b.left, left.next);
   }

@@ -3,19 +3,13 @@
 #include <algorithm>
 #include <queue>
 
+#include "tokenizer/symbols.h"
 #include "tokenizer/unicode.h"
 #include "util/check.h"
 
 namespace weft::tokenizer {
 
 namespace {
-
-struct Symbol {
-  int prev;
-  int next;
-  uint32_t start;  // byte offset into the text
-  uint32_t n;      // bytes; 0 once merged into the left neighbour
-};
 
 struct Bigram {
   int left;
@@ -62,10 +56,7 @@ class Session {
       Symbol& right = symbols_[bigram.right];
       // Skip pairs that went stale because a side was merged meanwhile.
       if (left.n == 0 || right.n == 0 || left.n + right.n != bigram.size) continue;
-      left.n += right.n;
-      right.n = 0;
-      left.next = right.next;
-      if (right.next >= 0) symbols_[right.next].prev = bigram.left;
+      MergeWithNext(symbols_, bigram.left);
       TryAddBigram(left.prev, bigram.left);
       TryAddBigram(bigram.left, left.next);
     }
