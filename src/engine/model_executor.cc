@@ -78,9 +78,10 @@ Status ModelExecutor::ValidateRequest(const RequestSpec& spec) const {
     }
   }
   RETURN_IF_ERROR(spec.sampling.Validate(n_vocab_));
-  if (spec.sampling.json_object && config_.vocab_bytes == nullptr) {
+  if (spec.sampling.constrained() && config_.vocab_bytes == nullptr) {
     return InvalidArgumentError(
-        "JSON mode needs the vocabulary's bytes, which this engine lacks");
+        "JSON mode and structured output need the vocabulary's bytes, which "
+        "this engine lacks");
   }
   return OkStatus();
 }
@@ -91,7 +92,7 @@ Status ModelExecutor::EnsureState(const ScheduledSeq& s) {
   const sampling::SamplingParams& params =
       s.sampling != nullptr ? *s.sampling : defaults;
   StatusOr<sampling::Sampler> sampler = sampling::Sampler::Create(
-      params, n_vocab_, params.json_object ? config_.vocab_bytes : nullptr);
+      params, n_vocab_, params.constrained() ? config_.vocab_bytes : nullptr);
   if (!sampler.ok()) {
     return InvalidArgumentError(StrFormat(
         "request %lld: %s", static_cast<long long>(s.id),
@@ -175,9 +176,13 @@ SampledToken ModelExecutor::Sample(const ScheduledSeq& s,
   if (config_.logits_observer) config_.logits_observer(s.id, position, logits);
   sampling::Sampler& sampler = samplers_.at(s.id);
   sampling::SampleResult r = sampler.Sample(logits);
-  sampler.Accept(r.token);
   SampledToken out;
   out.id = s.id;
+  if (r.exhausted) {
+    out.exhausted = true;  // the Scheduler ends it; no token to accept
+    return out;
+  }
+  sampler.Accept(r.token);
   out.token = r.token;
   if (r.has_logprobs) {
     out.logprob = r.logprob;

@@ -54,8 +54,9 @@ struct ModelExecutorConfig {
   // Optional: sees the logits of every sampled position (position = the
   // index the sampled token will have in the request's tokens).
   LogitsObserver logits_observer;
-  // The bytes of every token (n_vocab of them), for JSON mode
-  // (SamplingParams::json_object); without them such requests are refused.
+  // The bytes of every token (n_vocab of them), for JSON mode and structured
+  // output (SamplingParams::constrained()); without them such requests are
+  // refused.
   std::shared_ptr<const sampling::VocabBytes> vocab_bytes;
 };
 

@@ -419,6 +419,11 @@ void Scheduler::Update(const StepPlan& plan,
                     "internal: the executor returned no token");
       continue;
     }
+    if (tok->exhausted) {
+      // Its constraint cannot continue: end it, as max_tokens would.
+      FinishRequest(req, FinishReason::kLength, "");
+      continue;
+    }
     req->tokens.push_back(tok->token);
     if (std::optional<FinishReason> why = CheckStop(*req)) {
       FinishRequest(req, *why, "", tok);

@@ -84,6 +84,9 @@ struct SampledToken {
   RequestId id = 0;
   TokenId token = 0;
   float logprob = 0.0f;  // of the sampled token, if computed
+  // The request's structured-output constraint can no longer continue:
+  // `token` is not a token, and the request ends as kLength without it.
+  bool exhausted = false;
   // The most likely alternatives (token, logprob), descending, when the
   // request asked for sampling.logprobs = N > 0; else empty.
   std::vector<std::pair<TokenId, float>> top_logprobs;

@@ -35,6 +35,22 @@ enum class ConstraintKind {
   kGbnf,        // gbnf.h
 };
 
+// "json_schema", "regex", "choice", "grammar" (the request forms' names).
+// Inline: params.cc names it without linking the compilers.
+inline const char* ConstraintKindName(ConstraintKind kind) {
+  switch (kind) {
+    case ConstraintKind::kJsonSchema:
+      return "json_schema";
+    case ConstraintKind::kRegex:
+      return "regex";
+    case ConstraintKind::kChoice:
+      return "choice";
+    case ConstraintKind::kGbnf:
+      return "grammar";
+  }
+  return "unknown";
+}
+
 class GrammarCache {
  public:
   static constexpr size_t kDefaultCapacity = 64;

@@ -54,6 +54,15 @@ Status SamplingParams::Validate(int32_t vocab_size) const {
     return InvalidArgumentError(
         "JSON mode needs an end-of-generation token (not with ignore_eos)");
   }
+  if (structured.grammar != nullptr && json_object) {
+    return InvalidArgumentError(
+        "JSON mode and a structured-output constraint cannot be combined");
+  }
+  if (structured.grammar != nullptr && json_end_tokens.empty()) {
+    return InvalidArgumentError(
+        "structured output needs an end-of-generation token (not with "
+        "ignore_eos)");
+  }
   for (int32_t token : json_end_tokens) {
     if (token < 0 || token >= vocab_size) {
       return InvalidArgumentError(
@@ -92,6 +101,9 @@ std::string SamplingParams::DebugString() const {
   s += logprobs_mode == LogprobsMode::kRaw ? " logprobs_mode=raw"
                                            : " logprobs_mode=processed";
   if (json_object) s += " json_object";
+  if (structured.grammar != nullptr) {
+    s += StrFormat(" structured=%s", ConstraintKindName(structured.kind));
+  }
   return s;
 }
 

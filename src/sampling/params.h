@@ -13,13 +13,26 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "sampling/grammar_cache.h"
 #include "util/status.h"
 
 namespace weft::sampling {
+
+// A structured-output constraint (OpenAI json_schema, vLLM/llama-server
+// regex, choice and grammar), compiled once by whoever parses the request
+// (CompileConstraint, grammar_cache.h): the engine never compiles.
+struct StructuredOutput {
+  // The form the request gave (for logs and errors).
+  ConstraintKind kind = ConstraintKind::kJsonSchema;
+  // The compiled grammar, immutable and shared by every request with the
+  // same constraint. Null = no constraint.
+  std::shared_ptr<const Grammar> grammar;
+};
 
 // Which distribution reported log probabilities come from.
 enum class LogprobsMode {
@@ -83,12 +96,21 @@ struct SamplingParams {
   // closed only one of json_end_tokens (json_constraint.h). Needs the
   // vocabulary's bytes where the Sampler is created.
   bool json_object = false;
-  // With json_object: the tokens that end generation (EOS, end of turn).
-  // Non-empty, each in [0, vocab_size).
+  // With json_object or structured: the tokens that end generation (EOS,
+  // end of turn), allowed only once the output is complete. Non-empty, each
+  // in [0, vocab_size).
   std::vector<int32_t> json_end_tokens;
+  // Structured output: only tokens that keep the output a prefix of a
+  // sentence of structured.grammar may be sampled, end tokens only once it
+  // is a whole sentence (grammar_constraint.h); when it can no longer
+  // continue the request ends as "length" (SampleResult::exhausted). Not
+  // with json_object. Needs the vocabulary's bytes, like JSON mode.
+  StructuredOutput structured;
 
   // True when the request decodes greedily.
   bool greedy() const { return !(temperature >= kGreedyTemperature); }
+  // True when the output is constrained (JSON mode or structured output).
+  bool constrained() const { return json_object || structured.grammar != nullptr; }
 
   // InvalidArgument naming the field for any value out of its range, a
   // non-finite float, or a logit_bias token outside [0, vocab_size).

@@ -6,13 +6,33 @@
 
 namespace weft::sampling {
 
+// -inf for every token the mask refuses.
+static void ApplyMask(std::span<const uint64_t> mask, std::span<float> logits) {
+  for (size_t t = 0; t < logits.size(); ++t) {
+    if (!MaskHas(mask, t)) logits[t] = -std::numeric_limits<float>::infinity();
+  }
+}
+
+// The allowed token with the highest raw logit (NaN never wins), else the
+// lowest allowed id, else -1.
+static int32_t BestAllowed(std::span<const uint64_t> mask,
+                           std::span<const float> logits) {
+  int32_t best = -1;
+  for (size_t t = 0; t < logits.size(); ++t) {
+    if (!MaskHas(mask, t)) continue;
+    if (best < 0 || logits[t] > logits[best]) best = static_cast<int32_t>(t);
+  }
+  return best;
+}
+
 StatusOr<Sampler> Sampler::Create(const SamplingParams& params,
                                   int32_t vocab_size,
                                   std::shared_ptr<const VocabBytes> vocab) {
   RETURN_IF_ERROR(params.Validate(vocab_size));
-  if (params.json_object && vocab == nullptr) {
+  if (params.constrained() && vocab == nullptr) {
     return InvalidArgumentError(
-        "JSON mode is not available here (no vocabulary bytes)");
+        "constrained output (JSON mode, structured output) is not available "
+        "here (no vocabulary bytes)");
   }
   if (vocab != nullptr && vocab->size() != vocab_size) {
     return InvalidArgumentError("the vocabulary bytes do not match the model");
@@ -37,6 +57,10 @@ Sampler::Sampler(const SamplingParams& params, int32_t vocab_size,
     CHECK(vocab != nullptr && vocab->size() == vocab_size);
     json_ = std::make_unique<JsonConstraint>(std::move(vocab),
                                              params_.json_end_tokens);
+  } else if (params_.structured.grammar != nullptr) {
+    CHECK(vocab != nullptr && vocab->size() == vocab_size);
+    grammar_ = std::make_unique<GrammarConstraint>(
+        params_.structured.grammar, std::move(vocab), params_.json_end_tokens);
   }
 }
 
@@ -51,29 +75,38 @@ void Sampler::Accept(int32_t token) {
   CHECK(token >= 0 && token < vocab_size_) << "token " << token;
   history_.AddOutput(token);
   if (json_) json_->Accept(token);
+  if (grammar_) grammar_->Accept(token);
 }
 
-// -inf for every token the mask refuses.
-static void ApplyMask(std::span<const uint64_t> mask, std::span<float> logits) {
-  for (size_t t = 0; t < logits.size(); ++t) {
-    if (!MaskHas(mask, t)) logits[t] = -std::numeric_limits<float>::infinity();
-  }
+bool Sampler::ConstraintAllows(int32_t t) const {
+  return json_ ? json_->Allows(t) : grammar_->Allows(t);
 }
 
-// The allowed token with the highest raw logit (NaN never wins), else the
-// lowest allowed id, else -1.
-static int32_t BestAllowed(std::span<const uint64_t> mask,
-                           std::span<const float> logits) {
-  int32_t best = -1;
-  for (size_t t = 0; t < logits.size(); ++t) {
-    if (!MaskHas(mask, t)) continue;
-    if (best < 0 || logits[t] > logits[best]) best = static_cast<int32_t>(t);
-  }
-  return best;
+std::span<const uint64_t> Sampler::ConstraintMask() {
+  return json_ ? json_->AllowedMask() : grammar_->AllowedMask();
+}
+
+void Sampler::ApplyConstraint(std::span<const float> logits,
+                              std::span<const float>* processed) {
+  // The argmax shortcut only when nothing else reads the masked logits
+  // (processed logprobs describe the masked distribution).
+  const bool shortcut = params_.greedy() &&
+                        !(params_.logprobs.has_value() &&
+                          params_.logprobs_mode == LogprobsMode::kProcessed);
+  const int32_t best = shortcut ? Argmax(*processed) : -1;
+  if (best >= 0 && ConstraintAllows(best)) return;
+  if (!needs_processing_) scratch_.assign(logits.begin(), logits.end());
+  ApplyMask(ConstraintMask(), scratch_);
+  *processed = scratch_;
 }
 
 SampleResult Sampler::Sample(std::span<const float> logits) {
   CHECK_EQ(logits.size(), static_cast<size_t>(vocab_size_));
+  SampleResult result;
+  if (grammar_ && grammar_->finished() && !grammar_->complete()) {
+    result.exhausted = true;  // stuck (a cap, or a broken constraint)
+    return result;
+  }
   std::span<const float> processed = logits;
   if (needs_processing_) {
     scratch_.assign(logits.begin(), logits.end());
@@ -85,21 +118,8 @@ SampleResult Sampler::Sample(std::span<const float> logits) {
                                   history_.output_counts(), scratch_);
     processed = scratch_;
   }
-  if (json_) {
-    // The argmax shortcut only when nothing else reads the masked logits
-    // (processed logprobs describe the masked distribution).
-    const bool shortcut = params_.greedy() &&
-                          !(params_.logprobs.has_value() &&
-                            params_.logprobs_mode == LogprobsMode::kProcessed);
-    const int32_t best = shortcut ? Argmax(processed) : -1;
-    if (best < 0 || !json_->Allows(best)) {
-      if (!needs_processing_) scratch_.assign(logits.begin(), logits.end());
-      ApplyMask(json_->AllowedMask(), scratch_);
-      processed = scratch_;
-    }
-  }
+  if (json_ || grammar_) ApplyConstraint(logits, &processed);
 
-  SampleResult result;
   if (params_.greedy()) {
     result.token = Argmax(processed);
   } else {
@@ -121,8 +141,12 @@ SampleResult Sampler::Sample(std::span<const float> logits) {
     ApplyTopP(params_.top_p, &cands_);
     result.token = SampleCandidates(cands_, u);
   }
-  if (result.token < 0 && json_) {
-    result.token = BestAllowed(json_->AllowedMask(), logits);
+  if (result.token < 0 && (json_ || grammar_)) {
+    result.token = BestAllowed(ConstraintMask(), logits);
+  }
+  if (result.token < 0 && grammar_) {
+    result.exhausted = true;  // no allowed token: fail closed
+    return result;
   }
   if (result.token < 0) result.token = Argmax(logits);  // all banned
   if (result.token < 0) result.token = 0;               // all NaN/-inf

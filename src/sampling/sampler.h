@@ -30,6 +30,12 @@
 // argmax, which is the masked argmax whenever it is allowed (not when
 // processed logprobs, which see the mask, are asked for).
 //
+// Structured output (params.structured) works the same with a
+// GrammarConstraint, except that it fails closed: when the grammar can no
+// longer continue (and is not complete), or no allowed token is left, the
+// result is `exhausted` with no token, and the request ends as "length";
+// unconstrained output is never returned.
+//
 // Degenerate input never crashes: if bias/penalties leave no token above
 // -inf, the argmax of the raw logits is returned (token 0 if the raw logits
 // are all NaN/-inf).
@@ -46,6 +52,7 @@
 #include <vector>
 
 #include "sampling/history.h"
+#include "sampling/grammar_constraint.h"
 #include "sampling/json_constraint.h"
 #include "sampling/logprobs.h"
 #include "sampling/params.h"
@@ -56,7 +63,10 @@
 namespace weft::sampling {
 
 struct SampleResult {
-  int32_t token = -1;  // the chosen token id, in [0, vocab_size)
+  int32_t token = -1;  // the chosen token id, in [0, vocab_size); -1 if exhausted
+  // Structured output only: no token may come next (the grammar cannot
+  // continue); token is -1 and the caller ends the request ("length").
+  bool exhausted = false;
   // Filled only when params.logprobs is set:
   bool has_logprobs = false;
   float logprob = 0.0f;  // log probability of `token` (see LogprobsMode)
@@ -69,7 +79,7 @@ class Sampler {
  public:
   // Validates params against the vocabulary; picks a random seed if none.
   // vocab (the tokens' bytes, vocab_size of them) is needed for
-  // params.json_object: InvalidArgument without it.
+  // params.json_object and params.structured: InvalidArgument without it.
   static StatusOr<Sampler> Create(
       const SamplingParams& params, int32_t vocab_size,
       std::shared_ptr<const VocabBytes> vocab = nullptr);
@@ -85,7 +95,8 @@ class Sampler {
   // penalties; JSON mode's state). REQUIRES: token in [0, vocab_size).
   void Accept(int32_t token);
 
-  // Chooses the next token. Does not record it: call Accept() with it.
+  // Chooses the next token. Does not record it: call Accept() with it
+  // (unless the result is exhausted: then there is none).
   // REQUIRES: logits.size() == vocab_size.
   SampleResult Sample(std::span<const float> logits);
 
@@ -101,10 +112,19 @@ class Sampler {
   uint64_t seed_;
   Rng rng_;
   TokenHistory history_;
+  // JSON mode's or structured output's verdict on token t / its mask.
+  bool ConstraintAllows(int32_t t) const;
+  std::span<const uint64_t> ConstraintMask();
+  // Masks `processed` (copying into scratch_ first if needed) unless a
+  // greedy step's argmax is allowed anyway.
+  void ApplyConstraint(std::span<const float> logits,
+                       std::span<const float>* processed);
+
   bool needs_processing_;  // any logit bias or penalty is active
   std::vector<float> scratch_;      // [vocab_size] processed logits
   std::vector<Candidate> cands_;    // [<= vocab_size] sampling candidates
   std::unique_ptr<JsonConstraint> json_;  // JSON mode, else null
+  std::unique_ptr<GrammarConstraint> grammar_;  // structured output, else null
 };
 
 }  // namespace weft::sampling

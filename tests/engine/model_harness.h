@@ -33,6 +33,7 @@ struct Job {
   sampling::SamplingParams sampling;  // set greedy by GreedyJob
   int abort_after = -1;  // > 0: Abort() once this many tokens arrived
   int prompt_logprobs = -1;  // RequestSpec::prompt_logprobs
+  std::vector<TokenId> stop_token_ids;  // StopConditions::stop_token_ids
 };
 
 // What a request produced.
@@ -121,6 +122,7 @@ inline RunResult RunJobs(const model::Model& model, const RunSetup& setup,
     spec.id = j.id;
     spec.prompt = j.prompt;
     spec.stop.max_tokens = j.max_tokens;
+    spec.stop.stop_token_ids = j.stop_token_ids;
     spec.sampling = j.sampling;
     spec.prompt_logprobs = j.prompt_logprobs;
     Engine* e = engine.get();
