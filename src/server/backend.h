@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/pass_cost_model.h"
+#include "sampling/params.h"
 #include "util/status.h"
 
 namespace weft::server {
@@ -35,6 +36,9 @@ struct SamplingFields {
   std::map<int32_t, float> logit_bias;  // token id -> bias in [-100, 100]
   int32_t logprobs = -1;  // -1: none; N >= 0: chosen token + top N
   bool json_object = false;  // output one JSON object (response_format)
+  // A compiled structured-output constraint (openai_constraints.h); its
+  // grammar is null when the request has none. Not with json_object.
+  sampling::StructuredOutput structured;
 };
 
 // One generation request: `n` sequences from the same prompt.

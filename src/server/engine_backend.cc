@@ -67,6 +67,7 @@ sampling::SamplingParams ToParams(const SamplingFields& f) {
   p.logit_bias = f.logit_bias;
   if (f.logprobs >= 0) p.logprobs = f.logprobs;
   p.json_object = f.json_object;
+  p.structured = f.structured;
   return p;
 }
 
@@ -232,8 +233,8 @@ Status EngineBackend::Submit(GenerateRequest req, EventCallback on_event) {
   call->stop_ids.erase(
       std::unique(call->stop_ids.begin(), call->stop_ids.end()),
       call->stop_ids.end());
-  // JSON mode ends the object with the tokens that end generation.
-  if (call->sampling.json_object)
+  // JSON mode and structured output end with the tokens that end generation.
+  if (call->sampling.constrained())
     call->sampling.json_end_tokens = call->stop_ids;
   RETURN_IF_ERROR(call->sampling.Validate(vocab));
   call->seqs.resize(static_cast<size_t>(req.n));

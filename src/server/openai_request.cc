@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/openai_constraints.h"
 #include "server/openai_messages.h"
 #include "server/request_json.h"
 #include "util/strings.h"
@@ -138,7 +139,8 @@ bool ParseIds(const json& arr, const ParseLimits& limits, const char* param,
 
 // response_format: "text" (the default) or "json_object" (JSON mode: the
 // output is constrained to one JSON object, as vLLM and llama-server do);
-// "json_schema" and anything else get a 400 naming the field.
+// "json_schema" is parsed with the other constraints (openai_constraints.h);
+// anything else gets a 400 naming the field.
 void ParseResponseFormat(FieldReader& f, SamplingFields* s) {
   const json* v = f.Get("response_format");
   if (v == nullptr) return;
@@ -150,10 +152,10 @@ void ParseResponseFormat(FieldReader& f, SamplingFields* s) {
   }
   if (*type == "json_object") {
     s->json_object = true;
-  } else if (*type != "text") {
+  } else if (*type != "text" && *type != "json_schema") {
     return f.Fail("'response_format' of type '" +
                       CEscape(type->get<std::string>()) +
-                      "' is not supported; 'text' and 'json_object' are",
+                      "' is not supported; 'text', 'json_object' and 'json_schema' are",
                   "response_format");
   }
 }
@@ -244,6 +246,7 @@ void ParseCommon(const json& j, const ParseLimits& limits, FieldReader& f,
   f.Int32("priority", -1000000, 1000000, &r->priority);
   ParseResponseFormat(f, &r->sampling);
   if (!f.ok()) return;
+  if (auto e = ParseStructuredOutput(j, &r->sampling)) return f.Fail(e->message, *e->param);
 
   ParseLogitBias(f, limits, &r->sampling);
   if (!f.ok()) return;

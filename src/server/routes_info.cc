@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/http_server.h"
+#include "server/openai_constraints.h"
 #include "server/openai_request.h"
 #include "server/server_state.h"
 #include "util/strings.h"
@@ -200,7 +201,8 @@ void HandleEffectiveConfig(ServerState& s, Exchange& ex) {
                    {"aborts", st.aborts}};
   json body = {{"server", server},       {"compute", compute},
                {"model", model},         {"scheduler", scheduler},
-               {"kv", kv},               {"counters", counters}};
+               {"kv", kv},               {"counters", counters},
+               {"structured_outputs", StructuredOutputForms()}};
   SendJson(s, ex, 200, Dump(body));
 }
 

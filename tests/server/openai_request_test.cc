@@ -246,7 +246,7 @@ INSTANTIATE_TEST_SUITE_P(
                 R"({"messages": [{"role": "user", "content": "x"}],
                     "response_format": {"type": "json_schema",
                                         "json_schema": {"name": "x"}}})",
-                "response_format"},
+                "response_format.json_schema.schema"},
         BadCase{true,
                 R"({"messages": [{"role": "user", "content": "x"}],
                     "tool_choice": "required"})",
