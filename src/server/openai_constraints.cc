@@ -8,7 +8,9 @@
 namespace weft::server {
 namespace {
 
-using json = nlohmann::json;
+// Ordered: a schema's properties keep the order written (the request body
+// was parsed into sorted maps).
+using json = nlohmann::ordered_json;
 using sampling::ConstraintKind;
 
 // One constraint a request asked for, before compiling.
@@ -138,10 +140,21 @@ std::optional<ApiError> Collect(const json& j, std::vector<Requested>* out) {
 
 }  // namespace
 
-std::optional<ApiError> ParseStructuredOutput(const json& body, SamplingFields* s) {
-  if (!body.is_object()) return std::nullopt;
+std::optional<ApiError> ParseStructuredOutput(std::string_view body, const nlohmann::json& j,
+                                              SamplingFields* s) {
+  if (!j.is_object()) return std::nullopt;
+  bool any = false;
+  for (const char* key : {"response_format", "structured_outputs", "guided_json",
+                          "guided_regex", "guided_choice", "guided_grammar", "json_schema",
+                          "grammar"}) {
+    any = any || j.contains(key);
+  }
+  if (!any) return std::nullopt;
+  // Again, keeping the order of keys (only for requests with a constraint).
+  const json ordered = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!ordered.is_object()) return std::nullopt;
   std::vector<Requested> found;
-  if (auto e = Collect(body, &found)) return e;
+  if (auto e = Collect(ordered, &found)) return e;
   if (found.empty()) return std::nullopt;
   if (found.size() > 1 || s->json_object) {
     const std::string first = s->json_object ? "response_format.json_object" : found[0].param;

@@ -18,6 +18,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,10 +28,13 @@
 
 namespace weft::server {
 
-// Reads the fields above from a request body (a JSON object) into
-// s->structured; s->json_object must already be parsed. Returns the 400 of
-// a malformed field, a conflict, or a constraint that does not compile.
-std::optional<ApiError> ParseStructuredOutput(const nlohmann::json& body, SamplingFields* s);
+// Reads the fields above from a request body (`body`, already parsed as
+// `j`, a JSON object) into s->structured; s->json_object must already be
+// parsed. A schema's properties keep the order written in `body`. Returns
+// the 400 of a malformed field, a conflict, or a constraint that does not
+// compile.
+std::optional<ApiError> ParseStructuredOutput(std::string_view body, const nlohmann::json& j,
+                                              SamplingFields* s);
 
 // The request forms above, for /v1/effective-config.
 std::vector<std::string> StructuredOutputForms();

@@ -246,7 +246,6 @@ void ParseCommon(const json& j, const ParseLimits& limits, FieldReader& f,
   f.Int32("priority", -1000000, 1000000, &r->priority);
   ParseResponseFormat(f, &r->sampling);
   if (!f.ok()) return;
-  if (auto e = ParseStructuredOutput(j, &r->sampling)) return f.Fail(e->message, *e->param);
 
   ParseLogitBias(f, limits, &r->sampling);
   if (!f.ok()) return;
@@ -336,6 +335,8 @@ ApiResult<OpenAiRequest> ParseCompletionRequest(std::string_view body,
   OpenAiRequest r;
   FieldReader f(*j);
   ParseCommon(*j, limits, f, &r);
+  auto so = f.ok() ? ParseStructuredOutput(body, *j, &r.sampling) : std::nullopt;
+  if (so) f.Fail(so->message, *so->param);
   f.Bool("echo", &r.echo);
   f.Int32("logprobs", 0, 20, &r.sampling.logprobs);
   if (f.ok() && r.echo && r.sampling.logprobs >= 0 && r.stream) {
@@ -398,6 +399,8 @@ ApiResult<OpenAiRequest> ParseChatRequest(std::string_view body,
   r.chat = true;
   FieldReader f(*j);
   ParseCommon(*j, limits, f, &r);
+  auto so = f.ok() ? ParseStructuredOutput(body, *j, &r.sampling) : std::nullopt;
+  if (so) f.Fail(so->message, *so->param);
   f.Bool("logprobs", &r.chat_logprobs);
   int32_t top = 0;
   f.Int32("top_logprobs", 0, 20, &top);

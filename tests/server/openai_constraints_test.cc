@@ -113,7 +113,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"("response_format": {"type": "json_object"}, "guided_choice": ["a"])",
                 "guided_choice", "'response_format.json_object' and 'guided_choice'"},
         BadCase{R"("structured_outputs": {"regex": "a", "choice": ["a"]})",
-                "structured_outputs.regex", "at most one"},
+                "structured_outputs.choice", "'structured_outputs.regex' and"},
         // Malformed fields.
         BadCase{R"("response_format": {"type": "json_schema"})", "response_format.json_schema",
                 "needs a 'json_schema' object"},
@@ -133,6 +133,18 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"("guided_json": "{not json")", "guided_json", "cannot be enforced"},
         BadCase{R"("guided_regex": "(a)\\1")", "guided_regex", "cannot be enforced"},
         BadCase{R"("grammar": "root ::= undefined_rule")", "grammar", "cannot be enforced"}));
+
+TEST(ConstraintFormsTest, PropertiesKeepTheOrderWritten) {
+  auto r = ParseCompletionRequest(R"({"prompt": "p", "json_schema": {"type": "object",
+      "properties": {"zeta": {"type": "integer"}, "alpha": {"type": "integer"}},
+      "required": ["zeta", "alpha"], "additionalProperties": false}})",
+                                  Limits());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto& g = r.value().sampling.structured.grammar;
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->Matches(R"({"zeta": 1, "alpha": 2})"));
+  EXPECT_FALSE(g->Matches(R"({"alpha": 2, "zeta": 1})"));
+}
 
 TEST(ConstraintFormsTest, ListsEveryForm) {
   const std::vector<std::string> forms = StructuredOutputForms();
