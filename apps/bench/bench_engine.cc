@@ -74,11 +74,8 @@ struct EngineBenchOptions {
   std::string chunks = std::to_string(engine::SchedulerConfig().prefill_chunk);
   std::string mbts = std::to_string(engine::SchedulerConfig().max_batched_tokens);
   std::string max_seqs = std::to_string(engine::SchedulerConfig().max_seqs);
-  // Inter-token latency targets (ms): each adds the first configuration
-  // with passes sized to that target; empty = none.
-  std::string targets;
-  // The same for ratios (SchedulerConfig::target_itl_ratio).
-  std::string ratios;
+  // ITL targets (ms) and ratios: each adds the first configuration sized to it.
+  std::string targets, ratios;
   // S1/S2: add a column with chunking disabled.
   bool unchunked = true;
   // S2: decoding streams and the long requests among them.
@@ -209,21 +206,7 @@ std::string BuildSweep(const EngineBenchOptions& o, EngineBenchSweep* w) {
       }
     }
   }
-  const BenchPoint first = w->configs.front();
-  for (double t : w->ts) {
-    if (!(t > 0)) return "--target-itl-ms values must be > 0";
-    BenchPoint p = first;
-    p.target_itl_ms = t;
-    p.label = StrFormat("target %g ms", t);
-    w->configs.push_back(p);
-  }
-  for (double t : w->rts) {
-    if (!(t >= 1)) return "--target-itl-ratio values must be >= 1";
-    BenchPoint p = first;
-    p.target_itl_ratio = t;
-    p.label = StrFormat("target %gx decode", t);
-    w->configs.push_back(p);
-  }
+  if (std::string e = AddTimedConfigs(w->ts, w->rts, &w->configs); !e.empty()) return e;
   if (!w->s1 && !w->s2) {
     for (double r : w->rs) {
       for (int64_t c : w->cs) {

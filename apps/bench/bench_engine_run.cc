@@ -263,4 +263,24 @@ StatusOr<BenchResult> RunPoint(const model::Model& model, const Workload& w,
   return r;
 }
 
+std::string AddTimedConfigs(const std::vector<double>& targets_ms,
+                            const std::vector<double>& ratios, std::vector<BenchPoint>* configs) {
+  const BenchPoint first = configs->front();
+  for (double t : targets_ms) {
+    if (!(t > 0)) return "--target-itl-ms values must be > 0";
+    BenchPoint p = first;
+    p.target_itl_ms = t;
+    p.label = StrFormat("target %g ms", t);
+    configs->push_back(p);
+  }
+  for (double r : ratios) {
+    if (!(r >= 1)) return "--target-itl-ratio values must be >= 1";
+    BenchPoint p = first;
+    p.target_itl_ratio = r;
+    p.label = StrFormat("target %gx decode", r);
+    configs->push_back(p);
+  }
+  return "";
+}
+
 }  // namespace weft::apps::bench_engine

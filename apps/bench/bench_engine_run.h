@@ -35,6 +35,11 @@ struct BenchPoint {
   std::string label;  // workload column name ("" for sweeps)
 };
 
+// Appends, for each ITL target (ms) and each ratio, a copy of configs[0]
+// with passes sized to it. An empty string, or the message for a bad value.
+std::string AddTimedConfigs(const std::vector<double>& targets_ms,
+                            const std::vector<double>& ratios, std::vector<BenchPoint>* configs);
+
 struct Percentiles {
   double p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
 };
