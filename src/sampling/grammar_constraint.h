@@ -10,7 +10,7 @@
 //
 // A mask walks the vocabulary in byte order as a trie (tokens sharing a
 // rejected prefix are skipped; a shared prefix's state is computed once).
-// Masks are cached by grammar state, up to kMaskCacheEntries per sequence.
+// Masks are cached by grammar state, up to MaskCache::kEntries per sequence (token_mask.h).
 //
 // Thread safety: the Grammar and VocabBytes are immutable and shared; a
 // GrammarConstraint is used by one thread at a time.
@@ -31,8 +31,6 @@ namespace weft::sampling {
 
 class GrammarConstraint {
  public:
-  static constexpr int kMaskCacheEntries = 8;
-
   // REQUIRES: grammar, vocab != nullptr; end tokens in [0, vocab->size()).
   GrammarConstraint(std::shared_ptr<const Grammar> grammar,
                     std::shared_ptr<const VocabBytes> vocab, std::vector<int32_t> end_tokens);
@@ -54,12 +52,6 @@ class GrammarConstraint {
   const GrammarState& state() const { return state_; }
 
  private:
-  struct CachedMask {
-    GrammarState state;
-    uint64_t hash = 0;
-    uint64_t last_use = 0;
-    std::vector<uint64_t> bits;
-  };
   bool IsEnd(int32_t token) const;
   void ComputeMask(std::vector<uint64_t>* bits) const;
 
@@ -68,8 +60,7 @@ class GrammarConstraint {
   std::vector<int32_t> end_tokens_;  // sorted
   GrammarState state_;
   bool broken_ = false;
-  uint64_t uses_ = 0;
-  std::vector<CachedMask> cache_;   // <= kMaskCacheEntries
+  MaskCache<GrammarState> cache_;
   std::vector<uint64_t> end_mask_;  // only the end tokens
 };
 

@@ -57,11 +57,7 @@ JsonConstraint::JsonConstraint(std::shared_ptr<const VocabBytes> vocab,
     : vocab_(std::move(vocab)), end_tokens_(std::move(end_tokens)) {
   CHECK(vocab_ != nullptr);
   std::sort(end_tokens_.begin(), end_tokens_.end());
-  end_mask_.assign((static_cast<size_t>(vocab_->size()) + 63) / 64, 0);
-  for (int32_t t : end_tokens_) {
-    CHECK(t >= 0 && t < vocab_->size()) << "end token " << t;
-    MaskSet(&end_mask_, t);
-  }
+  end_mask_ = TokenSetMask(vocab_->size(), end_tokens_);
 }
 
 bool JsonConstraint::IsEnd(int32_t token) const {
@@ -87,65 +83,21 @@ void JsonConstraint::Accept(int32_t token) {
 
 std::span<const uint64_t> JsonConstraint::AllowedMask() {
   if (broken_ || complete()) return end_mask_;
-  ++uses_;
-  for (CachedMask& c : cache_) {
-    if (c.state == state_) {
-      c.last_use = uses_;
-      return c.bits;
-    }
-  }
-  CachedMask* slot;
-  if (cache_.size() < kMaskCacheEntries) {
-    slot = &cache_.emplace_back();
-  } else {
-    slot = &*std::min_element(cache_.begin(), cache_.end(),
-                              [](const CachedMask& a, const CachedMask& b) {
-                                return a.last_use < b.last_use;
-                              });
-  }
-  slot->state = state_;
-  slot->last_use = uses_;
-  ComputeMask(&slot->bits);
-  return slot->bits;
+  // JsonState compares bytewise: the hash is not needed.
+  return cache_.Get(state_, 0, [this](std::vector<uint64_t>* bits) { ComputeMask(bits); });
 }
 
 void JsonConstraint::ComputeMask(std::vector<uint64_t>* bits) const {
+  auto advance = [](JsonState* st, uint8_t byte) { return JsonAdvanceByte(st, byte); };
   if (JsonInPlainString(state_)) {
     *bits = vocab_->plain();  // they leave state_ as it is: all allowed
-    Walk(vocab_->not_plain(), bits);
+    WalkVocabTrie(*vocab_, vocab_->not_plain(), state_, advance, bits);
   } else {
     bits->assign(end_mask_.size(), 0);
-    Walk(vocab_->all(), bits);
+    WalkVocabTrie(*vocab_, vocab_->all(), state_, advance, bits);
   }
   // The object is open: no end token yet, even one that is also text.
   for (int32_t t : end_tokens_) MaskClear(bits, t);
-}
-
-void JsonConstraint::Walk(const VocabBytes::Sorted& sorted,
-                          std::vector<uint64_t>* bits) const {
-  // states[d]: the state after the first d bytes of the current piece;
-  // states[0 .. valid] hold for it. A prefix of `bad` bytes of the last
-  // piece was rejected (kNone: none was): pieces sharing it are too.
-  constexpr size_t kNone = ~size_t{0};
-  std::vector<JsonState> states(vocab_->max_piece_bytes() + 1);
-  states[0] = state_;
-  size_t valid = 0, bad = kNone;
-  for (size_t i = 0; i < sorted.order.size(); ++i) {
-    if (bad != kNone && sorted.lcp[i] >= bad) continue;
-    const int32_t id = sorted.order[i];
-    const std::string_view piece = vocab_->piece(id);
-    valid = std::min<size_t>(valid, sorted.lcp[i]);
-    bad = kNone;
-    for (size_t d = valid; d < piece.size(); ++d) {
-      states[d + 1] = states[d];
-      if (!JsonAdvanceByte(&states[d + 1], static_cast<uint8_t>(piece[d]))) {
-        bad = d + 1;
-        break;
-      }
-      valid = d + 1;
-    }
-    if (bad == kNone) MaskSet(bits, id);
-  }
 }
 
 }  // namespace weft::sampling

@@ -11,8 +11,8 @@
 // shared prefix is computed once. Inside a string, the tokens of plain
 // string text (most of a vocabulary) are allowed as a set and only the rest
 // are walked. Masks are cached by JSON state (a sequence inside a string
-// asks for the same state token after token), up to kMaskCacheEntries per
-// sequence.
+// asks for the same state token after token), up to MaskCache::kEntries per
+// sequence (token_mask.h).
 //
 // Thread safety: VocabBytes is immutable after construction (share it
 // across threads); a JsonConstraint is used by one thread at a time.
@@ -29,19 +29,9 @@
 #include <vector>
 
 #include "sampling/json_grammar.h"
+#include "sampling/token_mask.h"
 
 namespace weft::sampling {
-
-// Token masks: bit t % 64 of word t / 64 is token t.
-inline bool MaskHas(std::span<const uint64_t> mask, size_t t) {
-  return (mask[t / 64] >> (t % 64)) & 1;
-}
-inline void MaskSet(std::vector<uint64_t>* mask, size_t t) {
-  (*mask)[t / 64] |= uint64_t{1} << (t % 64);
-}
-inline void MaskClear(std::vector<uint64_t>* mask, size_t t) {
-  (*mask)[t / 64] &= ~(uint64_t{1} << (t % 64));
-}
 
 // The bytes each token of a vocabulary stands for, sorted for trie walks.
 class VocabBytes {
@@ -77,8 +67,6 @@ class VocabBytes {
 
 class JsonConstraint {
  public:
-  static constexpr int kMaskCacheEntries = 8;
-
   // end_tokens: the tokens that end generation (allowed only, and always,
   // once the object is closed). REQUIRES: vocab != nullptr; end tokens in
   // [0, vocab->size()).
@@ -98,23 +86,14 @@ class JsonConstraint {
   bool complete() const { return JsonComplete(state_); }
 
  private:
-  struct CachedMask {
-    JsonState state;
-    uint64_t last_use = 0;
-    std::vector<uint64_t> bits;
-  };
   bool IsEnd(int32_t token) const;
   void ComputeMask(std::vector<uint64_t>* bits) const;
-  // Sets the bits of the tokens of `sorted` that state_ accepts.
-  void Walk(const VocabBytes::Sorted& sorted,
-            std::vector<uint64_t>* bits) const;
 
   std::shared_ptr<const VocabBytes> vocab_;
   std::vector<int32_t> end_tokens_;  // sorted
   JsonState state_;
   bool broken_ = false;
-  uint64_t uses_ = 0;
-  std::vector<CachedMask> cache_;   // <= kMaskCacheEntries
+  MaskCache<JsonState> cache_;
   std::vector<uint64_t> end_mask_;  // only the end tokens
 };
 
