@@ -242,20 +242,8 @@ std::vector<uint32_t> DecodeUtf8(std::string_view s) {
 void AppendUtf8(uint32_t cp, std::string* out) {
   if (cp >= kEscapeBase + 0x80 && cp < kEscapeBase + 0x100) {
     *out += static_cast<char>(cp - kEscapeBase);
-  } else if (cp < 0x80) {
-    *out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    *out += static_cast<char>(0xC0 | (cp >> 6));
-    *out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    *out += static_cast<char>(0xE0 | (cp >> 12));
-    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    *out += static_cast<char>(0x80 | (cp & 0x3F));
   } else {
-    *out += static_cast<char>(0xF0 | (cp >> 18));
-    *out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    *out += static_cast<char>(0x80 | (cp & 0x3F));
+    weft::AppendUtf8(cp, out);
   }
 }
 

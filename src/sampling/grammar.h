@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "util/status.h"
+#include "util/strings.h"
 
 namespace weft::sampling {
 
@@ -155,7 +156,7 @@ class GrammarBuilder {
 std::vector<std::pair<uint32_t, uint32_t>> ComplementCodePoints(
     std::vector<std::pair<uint32_t, uint32_t>> ranges);
 
-// Appends the UTF-8 encoding of code point cp to *out.
-void AppendUtf8(uint32_t cp, std::string* out);
+// Appends the UTF-8 encoding of code point cp to *out (util/strings.h).
+using ::weft::AppendUtf8;
 
 }  // namespace weft::sampling

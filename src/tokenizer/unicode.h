@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/strings.h"
+
 namespace weft::tokenizer {
 
 inline constexpr uint32_t kReplacementChar = 0xFFFD;
@@ -23,7 +25,7 @@ inline size_t Utf8LenFromLead(uint8_t lead) {
 }
 
 // Appends the UTF-8 encoding of `cp` (must be <= 0x10FFFF) to `out`.
-void AppendUtf8(uint32_t cp, std::string* out);
+using ::weft::AppendUtf8;
 
 // Decodes one code point at `*pos` the lenient llama.cpp way: a lead byte
 // with the right number of continuation bytes is accepted (no overlong or

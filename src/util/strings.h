@@ -22,6 +22,9 @@ std::string HumanBytes(double bytes);
 // What the OpenAI API's text offsets and length limits count.
 size_t Utf8Chars(std::string_view s);
 
+// Appends the UTF-8 encoding of code point cp (<= 0x10FFFF) to *out.
+void AppendUtf8(uint32_t cp, std::string* out);
+
 // Escapes bytes outside printable ASCII as \xNN, for one-line messages.
 std::string CEscape(std::string_view s, size_t max_len = 64);
 
