@@ -16,6 +16,7 @@
 
 #include "sampling/grammar_cache.h"
 #include "tests/engine/model_harness.h"
+#include "tests/engine/test_model.h"
 
 namespace weft::engine {
 namespace {
@@ -26,31 +27,14 @@ using testing::RandomPrompt;
 using testing::RunJobs;
 using testing::RunResult;
 using testing::RunSetup;
+using testing::kGemma;
+using testing::kHi;
+using testing::kLo;
+using testing::LoadedModel;
+using testing::ModelPath;
 
-#ifdef WEFT_ENGINE_TEST_GEMMA
-constexpr bool kGemma = true;
-#else
-constexpr bool kGemma = false;
-#endif
-
-constexpr TokenId kLo = kGemma ? 300 : 3;
-constexpr TokenId kHi = kGemma ? 60000 : 500;
 constexpr int kMaxTokens = kGemma ? 8 : 20;
 constexpr TokenId kEnd = 1;  // the end token (no text)
-
-std::string ModelPath() {
-  return kGemma ? std::string(WEFT_GEMMA_MODEL)
-                : std::string(WEFT_SHARED_MODELS_DIR) + "/stories260K.gguf";
-}
-
-const model::Model* LoadedModel() {
-  static const model::Model* m = []() -> const model::Model* {
-    if (!testing::FileExists(ModelPath())) return nullptr;
-    auto r = model::Model::Load(ModelPath());
-    return r.ok() ? r->release() : nullptr;
-  }();
-  return m;
-}
 
 // Tokens below kLo: no text; the rest cycle through a few pieces.
 std::shared_ptr<const sampling::VocabBytes> SyntheticVocab(int64_t n_vocab) {

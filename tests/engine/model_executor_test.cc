@@ -19,6 +19,7 @@
 #include <mutex>
 
 #include "tests/engine/model_harness.h"
+#include "tests/engine/test_model.h"
 
 namespace weft::engine {
 namespace {
@@ -31,38 +32,17 @@ using testing::RandomPrompt;
 using testing::RunJobs;
 using testing::RunResult;
 using testing::RunSetup;
+using testing::kGemma;
+using testing::kHi;
+using testing::kLo;
+using testing::LoadedModel;
+using testing::ModelPath;
 
-#ifdef WEFT_ENGINE_TEST_GEMMA
-constexpr bool kGemma = true;
-#else
-constexpr bool kGemma = false;
-#endif
 
 constexpr float kLogitTol = 2e-3f;
 
-std::string ModelPath() {
-  return kGemma ? std::string(WEFT_GEMMA_MODEL)
-                : std::string(WEFT_SHARED_MODELS_DIR) + "/stories260K.gguf";
-}
-
-// Token ids prompts are drawn from (plain vocabulary pieces).
-constexpr TokenId kLo = kGemma ? 300 : 3;
-constexpr TokenId kHi = kGemma ? 60000 : 500;
 // Output tokens per request: keep Gemma's CPU time modest.
 constexpr int kMaxTokens = kGemma ? 10 : 24;
-
-const model::Model* LoadedModel() {
-  static const model::Model* m = [] () -> const model::Model* {
-    if (!testing::FileExists(ModelPath())) return nullptr;
-    auto r = model::Model::Load(ModelPath());
-    if (!r.ok()) {
-      ADD_FAILURE() << r.status().ToString();
-      return nullptr;
-    }
-    return r->release();
-  }();
-  return m;
-}
 
 // KV layouts every invariance test runs under: f32 (bitwise the
 // contiguous reference) and f16 storage; on Gemma f16 with a local block

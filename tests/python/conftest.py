@@ -8,6 +8,8 @@ then SIGKILL).
 
 Env: WEFT_BINARY, WEFT_DEFAULT_MODEL, WEFT_GEMMA_MODEL, WEFT_SHARED_MODELS_DIR (set by ctest).
 """
+import http.client
+import json
 import os
 import re
 import signal
@@ -27,6 +29,17 @@ GEMMA_MODEL = os.environ.get("WEFT_GEMMA_MODEL",
 CHAT_MODEL = os.environ.get("WEFT_DEFAULT_MODEL",
                             "models/smollm2-135m-instruct-q4_1.gguf")
 SHARED = os.environ.get("WEFT_SHARED_MODELS_DIR", "../shared/models")
+
+def post_json(server, path, body):
+    """POSTs `body` as JSON to a WeftServer; returns (status, parsed JSON)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=300)
+    conn.request("POST", path, body=json.dumps(body),
+                 headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    out = (r.status, json.loads(r.read()))
+    conn.close()
+    return out
+
 
 _LISTENING = re.compile(r"listening on (http://[0-9.]+:(\d+))")
 

@@ -14,7 +14,7 @@ import re
 import openai
 import pytest
 
-from conftest import CHAT_MODEL
+from conftest import CHAT_MODEL, post_json as post
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "data", "chat",
                       "smollm2_llama_server.json")
@@ -38,16 +38,6 @@ def smol(weft_serve_factory):
 def client(smol):
     return openai.OpenAI(base_url=smol.url + "/v1", api_key="unused",
                          max_retries=0, timeout=300)
-
-
-def post(server, path, body):
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=300)
-    conn.request("POST", path, body=json.dumps(body),
-                 headers={"Content-Type": "application/json"})
-    r = conn.getresponse()
-    out = (r.status, json.loads(r.read()))
-    conn.close()
-    return out
 
 
 def test_default_model_uses_its_own_template(smol):

@@ -20,7 +20,7 @@ import jsonschema
 import openai
 import pytest
 
-from conftest import CHAT_MODEL
+from conftest import CHAT_MODEL, post_json as post
 
 SCHEMA = {
     "type": "object",
@@ -54,16 +54,6 @@ def smol(weft_serve_factory):
 def client(smol):
     return openai.OpenAI(base_url=smol.url + "/v1", api_key="unused",
                          max_retries=0, timeout=300)
-
-
-def post(server, path, body):
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=300)
-    conn.request("POST", path, body=json.dumps(body),
-                 headers={"Content-Type": "application/json"})
-    r = conn.getresponse()
-    out = (r.status, json.loads(r.read()))
-    conn.close()
-    return out
 
 
 def chat(client, **kw):
