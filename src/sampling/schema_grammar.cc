@@ -264,22 +264,25 @@ class SchemaCompiler {
     return parts_.IntegerRange(lo, hi);
   }
 
+  // The schema a local '$ref' names ("#" or a JSON pointer after it).
+  StatusOr<const Json*> Resolve(const std::string& r) const {
+    if (r.empty() || r[0] != '#') return Error("'$ref' " + r + " (only local refs)");
+    if (r == "#") return &root_;
+    Json::json_pointer ptr;
+    try {
+      ptr = Json::json_pointer(r.substr(1));
+    } catch (const std::exception&) {
+      return Error("bad '$ref' " + r);
+    }
+    if (!root_.contains(ptr)) return Error("'$ref' " + r + " not found");
+    return &root_.at(ptr);
+  }
+
   StatusOr<GrammarElement> Ref(const Json& ref, int depth) {
     if (!ref.is_string()) return Error("'$ref' must be a string");
     const std::string r = ref.get<std::string>();
     if (auto it = refs_.find(r); it != refs_.end()) return b_.Ref(it->second);
-    if (r.empty() || r[0] != '#') return Error("'$ref' " + r + " (only local refs)");
-    const Json* target = &root_;
-    if (r != "#") {
-      Json::json_pointer ptr;
-      try {
-        ptr = Json::json_pointer(r.substr(1));
-      } catch (const std::exception&) {
-        return Error("bad '$ref' " + r);
-      }
-      if (!root_.contains(ptr)) return Error("'$ref' " + r + " not found");
-      target = &root_.at(ptr);
-    }
+    ASSIGN_OR_RETURN(const Json* target, Resolve(r));
     const int rule = b_.NewRule("ref");
     refs_[r] = rule;
     ASSIGN_OR_RETURN(GrammarElement e, Value(*target, depth + 1));
@@ -310,16 +313,9 @@ StatusOr<Json> SchemaCompiler::MergeAllOf(const Json& s, int depth) {
     for (int hops = 0; part.is_object() && part.contains("$ref"); ++hops) {
       if (hops > kMaxDepth || part.size() > 1) return Error("'allOf' member with '$ref' and siblings");
       const std::string r = part["$ref"].is_string() ? part["$ref"].get<std::string>() : "";
-      if (r.empty() || r[0] != '#') return Error("'$ref' " + r + " (only local refs)");
       if (r == "#") return Error("'allOf' with a recursive '$ref'");
-      Json::json_pointer ptr;
-      try {
-        ptr = Json::json_pointer(r.substr(1));
-      } catch (const std::exception&) {
-        return Error("bad '$ref' " + r);
-      }
-      if (!root_.contains(ptr)) return Error("'$ref' " + r + " not found");
-      part = root_.at(ptr);
+      ASSIGN_OR_RETURN(const Json* target, Resolve(r));
+      part = *target;
     }
     if (!part.is_object()) return Error("'allOf' members must be schema objects");
     if (part.contains("allOf")) {
