@@ -259,11 +259,10 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   // call(kvh, b, n, rows): rows = kv head kvh's part of positions b .. b+n
   // of the slice, as HeadRows gives them.
   constexpr int64_t kAhead = 3 * kTileRows;
+  const KvRowMap map = cache_.RowMap(layer_, seq);
   auto each_block = [&](bool key, auto&& call) {
-    const int64_t row_bytes = KvRowBytes(type_, key ? c_.k_dim() : c_.v_dim());
-    auto data = [&](int32_t p) {
-      return key ? cache_.KeyData(layer_, seq, p) : cache_.ValueData(layer_, seq, p);
-    };
+    const int64_t row_bytes = key ? map.k_row : map.v_row;
+    auto data = [&](int32_t p) { return key ? map.Key(p) : map.Value(p); };
     const void* rows[kTileRows];
     const uint8_t* base[kTileRows];
     for (int64_t b = 0; b < span; b += kTileRows) {

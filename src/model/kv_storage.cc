@@ -229,4 +229,14 @@ uint8_t* ContiguousKvStorage::ValueData(int32_t layer, int32_t seq, int32_t pos)
   return v_.get() + Index(layer, seq, pos) * static_cast<size_t>(v_row_);
 }
 
+KvRowMap ContiguousKvStorage::RowMap(int32_t layer, int32_t seq) const {
+  const size_t slot0 = Index(layer, seq, 0);
+  KvRowMap m;
+  m.k = k_.get() + slot0 * static_cast<size_t>(k_row_);
+  m.v = v_.get() + slot0 * static_cast<size_t>(v_row_);
+  m.k_row = k_row_;
+  m.v_row = v_row_;
+  return m;
+}
+
 }  // namespace weft::model

@@ -45,6 +45,31 @@ void StoreKvRow(KvType type, const float* src, int64_t n, uint8_t* dst);
 void LoadKvRow(KvType type, const uint8_t* row, int64_t first, int64_t n,
                float* dst);
 
+// Where one (layer, sequence)'s K and V rows are, for reading many
+// positions without a virtual call each: row p lives at slot p
+// (contiguous) or table[p / block_size] * block_size + p % block_size
+// (paged), times the row's bytes. Valid until the storage changes.
+struct KvRowMap {
+  const uint8_t* k = nullptr;      // slot 0's key row
+  const uint8_t* v = nullptr;      // slot 0's value row
+  int64_t k_row = 0;               // bytes per key row
+  int64_t v_row = 0;               // bytes per value row
+  const int32_t* table = nullptr;  // paged: a block per entry
+  int32_t block_size = 0;          // paged: slots per block; 0: contiguous
+  int32_t block_shift = -1;        // log2(block_size) when a power of two
+
+  int64_t Slot(int32_t pos) const {
+    if (block_size == 0) return pos;
+    if (block_shift >= 0) {
+      return (int64_t{table[pos >> block_shift]} << block_shift) | (pos & (block_size - 1));
+    }
+    return int64_t{table[pos / block_size]} * block_size + pos % block_size;
+  }
+  // REQUIRES: pos readable (KvStorage::KeyData's conditions).
+  const uint8_t* Key(int32_t pos) const { return k + Slot(pos) * k_row; }
+  const uint8_t* Value(int32_t pos) const { return v + Slot(pos) * v_row; }
+};
+
 // Thread safety: not thread-safe; one forward pass at a time per storage.
 class KvStorage {
  public:
@@ -77,6 +102,9 @@ class KvStorage {
   }
   // Records that positions [0, end_pos) of `seq` hold data.
   virtual void Commit(int32_t seq, int32_t end_pos) = 0;
+  // The addresses of `seq`'s rows in `layer` (KeyData / ValueData's, for
+  // the positions those may read), valid until the storage changes.
+  virtual KvRowMap RowMap(int32_t layer, int32_t seq) const = 0;
 
   // Float rows. REQUIRES: kv_type() == KvType::kF32 (CHECK).
   float* KeyRow(int32_t layer, int32_t seq, int32_t pos);
@@ -107,6 +135,7 @@ class ContiguousKvStorage : public KvStorage {
   uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) override;
   uint8_t* ValueData(int32_t layer, int32_t seq, int32_t pos) override;
   void Commit(int32_t seq, int32_t end_pos) override;
+  KvRowMap RowMap(int32_t layer, int32_t seq) const override;
 
   // Bytes held by K and V together.
   uint64_t bytes() const { return k_bytes_ + v_bytes_; }

@@ -240,4 +240,18 @@ uint8_t* PagedKvStorage::ValueData(int32_t layer, int32_t seq, int32_t pos) {
   return v_[static_cast<size_t>(layer)] + Slot(layer, seq, pos) * v_row_;
 }
 
+KvRowMap PagedKvStorage::RowMap(int32_t layer, int32_t seq) const {
+  DCHECK(layer >= 0 && layer < n_layer_);
+  DCHECK(seq >= 0 && static_cast<size_t>(seq) < lengths_.size());
+  KvRowMap m;
+  m.k = k_[static_cast<size_t>(layer)];
+  m.v = v_[static_cast<size_t>(layer)];
+  m.k_row = k_row_;
+  m.v_row = v_row_;
+  m.table = tables_[layer_group_[static_cast<size_t>(layer)]][static_cast<size_t>(seq)].data();
+  m.block_size = block_size_;
+  if ((block_size_ & (block_size_ - 1)) == 0) m.block_shift = __builtin_ctz(block_size_);
+  return m;
+}
+
 }  // namespace weft::model

@@ -110,6 +110,7 @@ class PagedKvStorage : public KvStorage {
   uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) override;
   uint8_t* ValueData(int32_t layer, int32_t seq, int32_t pos) override;
   void Commit(int32_t seq, int32_t end_pos) override;
+  KvRowMap RowMap(int32_t layer, int32_t seq) const override;
 
  private:
   PagedKvStorage() = default;
