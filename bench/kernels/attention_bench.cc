@@ -1,0 +1,95 @@
+// Decode attention over a filled KV cache (model::Attention), SmolLM2-135M
+// shaped: 30 layers, 9 query / 3 kv heads of 64, f16 KV. One iteration is
+// one decode step's attention: B sequences at context `ctx`, every layer,
+// so the KV read (30 * ctx * 768 bytes per sequence) streams from L3 or
+// memory as in a real step.
+//
+//   attention_bench --benchmark_filter=... (args: ctx, B, threads)
+//
+// With 1 thread the CPU time is the figure to compare between builds on a
+// busy machine; with 2 the real time.
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "kernels/isa.h"
+#include "kernels/thread_pool.h"
+#include "model/attention.h"
+#include "model/batch.h"
+#include "model/config.h"
+#include "model/kv_storage.h"
+
+namespace weft::model {
+namespace {
+
+ModelConfig SmolShape() {
+  ModelConfig c;
+  c.n_layer = 30;
+  c.n_embd = 576;
+  c.n_head = 9;
+  c.n_head_kv = 3;
+  c.head_dim_k = c.head_dim_v = 64;
+  c.attn_scale = 0.125f;
+  return c;
+}
+
+void BM_DecodeAttention(benchmark::State& state) {
+  const int32_t ctx = static_cast<int32_t>(state.range(0));
+  const int32_t seqs = static_cast<int32_t>(state.range(1));
+  const int threads = static_cast<int>(state.range(2));
+  const ModelConfig c = SmolShape();
+  auto kv = ContiguousKvStorage::Create(c, ctx + 1, seqs, KvType::kF16);
+  if (!kv.ok()) {
+    state.SkipWithError(kv.status().ToString().c_str());
+    return;
+  }
+  std::mt19937 rng(1);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> row(c.k_dim());
+  Batch batch;
+  for (int32_t s = 0; s < seqs; ++s) {
+    (void)(*kv)->Reserve(s, ctx + 1);
+    for (int32_t layer = 0; layer < c.n_layer; ++layer) {
+      for (int32_t p = 0; p <= ctx; ++p) {
+        for (float& x : row) x = nd(rng);
+        StoreKvRow(KvType::kF16, row.data(), c.k_dim(), (*kv)->KeyData(layer, s, p));
+        StoreKvRow(KvType::kF16, row.data(), c.v_dim(), (*kv)->ValueData(layer, s, p));
+      }
+    }
+    (*kv)->Commit(s, ctx + 1);
+    batch.Add(1, ctx, s, true);
+  }
+  std::vector<float> q(static_cast<size_t>(seqs * c.q_dim()));
+  for (float& x : q) x = nd(rng);
+  std::vector<float> out(static_cast<size_t>(seqs * c.n_head * c.head_dim_v));
+  std::unique_ptr<kernels::ThreadPool> pool;
+  if (threads > 1) {
+    pool = std::make_unique<kernels::ThreadPool>(
+        kernels::ThreadPoolOptions{.num_threads = threads});
+  }
+  std::vector<std::vector<float>> scratch(threads,
+                                          std::vector<float>(AttentionScratchFloats(c)));
+  const AttentionContext ax{&kernels::Kernels(), pool.get(), &scratch};
+  for (auto _ : state) {
+    for (int32_t layer = 0; layer < c.n_layer; ++layer) {
+      Attention(ax, c, layer, **kv, batch, q.data(), out.data());
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  const double kv_bytes = 2.0 * c.n_layer * seqs * (ctx + 1) * c.k_dim() * 2;
+  state.counters["KV_MB"] = kv_bytes / 1e6;
+  state.counters["KV_GBps"] =
+      benchmark::Counter(kv_bytes * static_cast<double>(state.iterations()) / 1e9,
+                         benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_DecodeAttention)
+    ->ArgNames({"ctx", "B", "threads"})
+    ->ArgsProduct({{1000, 2000, 4000}, {1, 16}, {1, 2}})
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace weft::model
+
+BENCHMARK_MAIN();
