@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/enum_name.h"
+
 namespace weft::chat {
 namespace {
 
@@ -85,13 +87,9 @@ BuiltinTemplate ChooseBuiltinTemplate(
 }
 
 std::string_view BuiltinTemplateName(BuiltinTemplate t) {
-  switch (t) {
-    case BuiltinTemplate::kGemma: return "gemma";
-    case BuiltinTemplate::kLlama3: return "llama3";
-    case BuiltinTemplate::kChatMl: return "chatml";
-    case BuiltinTemplate::kPlain: return "plain";
-  }
-  return "plain";
+  static constexpr std::string_view kNames[] = {"gemma", "llama3", "chatml",
+                                                "plain"};
+  return EnumName<BuiltinTemplate::kPlain>(t, kNames, "plain");
 }
 
 std::string_view BuiltinTemplateSource(BuiltinTemplate t) {

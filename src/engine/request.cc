@@ -1,26 +1,19 @@
 #include "engine/request.h"
 
+#include "util/enum_name.h"
+
 namespace weft::engine {
 
 std::string_view RequestStatusName(RequestStatus s) {
-  switch (s) {
-    case RequestStatus::kWaiting: return "waiting";
-    case RequestStatus::kRunning: return "running";
-    case RequestStatus::kPreempted: return "preempted";
-    case RequestStatus::kFinished: return "finished";
-  }
-  return "?";
+  static constexpr std::string_view kNames[] = {"waiting", "running",
+                                                "preempted", "finished"};
+  return EnumName<RequestStatus::kFinished>(s, kNames, "?");
 }
 
 std::string_view FinishReasonName(FinishReason r) {
-  switch (r) {
-    case FinishReason::kNone: return "none";
-    case FinishReason::kStop: return "stop";
-    case FinishReason::kLength: return "length";
-    case FinishReason::kAborted: return "abort";
-    case FinishReason::kError: return "error";
-  }
-  return "?";
+  static constexpr std::string_view kNames[] = {"none", "stop", "length",
+                                                "abort", "error"};
+  return EnumName<FinishReason::kError>(r, kNames, "?");
 }
 
 }  // namespace weft::engine

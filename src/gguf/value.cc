@@ -4,27 +4,17 @@
 #include <limits>
 
 #include "util/check.h"
+#include "util/enum_name.h"
 #include "util/strings.h"
 
 namespace weft::gguf {
 
 std::string_view ValueTypeName(ValueType t) {
-  switch (t) {
-    case ValueType::kUint8: return "uint8";
-    case ValueType::kInt8: return "int8";
-    case ValueType::kUint16: return "uint16";
-    case ValueType::kInt16: return "int16";
-    case ValueType::kUint32: return "uint32";
-    case ValueType::kInt32: return "int32";
-    case ValueType::kFloat32: return "float32";
-    case ValueType::kBool: return "bool";
-    case ValueType::kString: return "string";
-    case ValueType::kArray: return "array";
-    case ValueType::kUint64: return "uint64";
-    case ValueType::kInt64: return "int64";
-    case ValueType::kFloat64: return "float64";
-  }
-  return "unknown";
+  // Indexed by the GGUF type code (0 .. 12).
+  static constexpr std::string_view kNames[] = {
+      "uint8", "int8",   "uint16", "int16",  "uint32", "int32",  "float32",
+      "bool",  "string", "array",  "uint64", "int64",  "float64"};
+  return EnumName<ValueType::kFloat64>(t, kNames, "unknown");
 }
 
 bool Value::is_integer() const {

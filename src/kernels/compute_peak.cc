@@ -7,6 +7,7 @@
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "util/check.h"
+#include "util/enum_name.h"
 
 namespace weft::kernels {
 namespace {
@@ -93,15 +94,9 @@ PeakKind PeakKindOf(GgmlType type) {
 }
 
 const char* PeakKindName(PeakKind kind) {
-  switch (kind) {
-    case PeakKind::kInt8Signed:
-      return "int8_signed";
-    case PeakKind::kInt8Unsigned:
-      return "int8_unsigned";
-    case PeakKind::kF32Fma:
-      return "f32_fma";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"int8_signed", "int8_unsigned",
+                                           "f32_fma"};
+  return EnumName<PeakKind::kF32Fma>(kind, kNames, "?");
 }
 
 }  // namespace weft::kernels

@@ -7,6 +7,7 @@
 #include "kernels/x8_internal.h"
 #include "util/check.h"
 #include "util/cpu_features.h"
+#include "util/enum_name.h"
 
 #ifdef WEFT_KERNELS_NEON
 #include <asm/hwcap.h>
@@ -100,13 +101,9 @@ const KernelTable* Avx512KernelTable(bool has_bf16) {
 #endif
 
 std::string_view IsaName(Isa isa) {
-  switch (isa) {
-    case Isa::kScalar: return "scalar";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
-    case Isa::kNeon: return "neon";
-  }
-  return "unknown";
+  static constexpr std::string_view kNames[] = {"scalar", "avx2", "avx512",
+                                                "neon"};
+  return EnumName<Isa::kNeon>(isa, kNames, "unknown");
 }
 
 bool ParseIsa(std::string_view name, Isa* isa) {

@@ -3,27 +3,17 @@
 #include <nlohmann/json.hpp>
 
 #include "loadgen/stats.h"
+#include "util/enum_name.h"
 
 namespace weft::loadgen {
 
 using json = nlohmann::json;
 
 const char* FailureKindName(FailureKind k) {
-  switch (k) {
-    case FailureKind::kNone:
-      return "none";
-    case FailureKind::kHttpStatus:
-      return "http_status";
-    case FailureKind::kConnection:
-      return "connection_error";
-    case FailureKind::kTimeout:
-      return "timeout";
-    case FailureKind::kInvalidStream:
-      return "invalid_stream";
-    case FailureKind::kStreamError:
-      return "stream_error";
-  }
-  return "unknown";
+  static constexpr const char* kNames[] = {
+      "none",    "http_status",    "connection_error",
+      "timeout", "invalid_stream", "stream_error"};
+  return EnumName<FailureKind::kStreamError>(k, kNames, "unknown");
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "util/enum_name.h"
 #include "util/strings.h"
 
 namespace weft::loadgen {
@@ -145,21 +146,9 @@ class PromptMaker {
 }  // namespace
 
 const char* WorkloadName(WorkloadKind k) {
-  switch (k) {
-    case WorkloadKind::kS1:
-      return "S1";
-    case WorkloadKind::kS2:
-      return "S2";
-    case WorkloadKind::kS3:
-      return "S3";
-    case WorkloadKind::kS4:
-      return "S4";
-    case WorkloadKind::kS6:
-      return "S6";
-    case WorkloadKind::kFile:
-      return "file";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"S1", "S2", "S3",
+                                           "S4", "S6", "file"};
+  return EnumName<WorkloadKind::kFile>(k, kNames, "?");
 }
 
 WorkloadParams DefaultParams(WorkloadKind kind) {

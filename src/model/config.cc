@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "util/enum_name.h"
 #include "util/strings.h"
 
 namespace weft::model {
@@ -54,12 +55,8 @@ Status Positive(const gguf::GgufFile& f, const std::string& key, int64_t v,
 }  // namespace
 
 std::string_view ArchName(Arch arch) {
-  switch (arch) {
-    case Arch::kLlama: return "llama";
-    case Arch::kQwen2: return "qwen2";
-    case Arch::kGemma3: return "gemma3";
-  }
-  return "?";
+  static constexpr std::string_view kNames[] = {"llama", "qwen2", "gemma3"};
+  return EnumName<Arch::kGemma3>(arch, kNames, "?");
 }
 
 RopeParams ModelConfig::LayerRope(int64_t il) const {

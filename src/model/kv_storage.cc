@@ -9,6 +9,7 @@
 #include "tensor/blocks.h"
 #include "tensor/half.h"
 #include "tensor/quant.h"
+#include "util/enum_name.h"
 #include "util/large_alloc.h"
 #include "util/strings.h"
 
@@ -22,12 +23,8 @@ static_assert(sizeof(BlockQ8_0) == kQ8Bytes);
 }  // namespace
 
 const char* KvTypeName(KvType type) {
-  switch (type) {
-    case KvType::kF32: return "f32";
-    case KvType::kF16: return "f16";
-    case KvType::kQ8_0: return "q8_0";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"f32", "f16", "q8_0"};
+  return EnumName<KvType::kQ8_0>(type, kNames, "?");
 }
 
 StatusOr<KvType> ParseKvType(std::string_view name) {

@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "sampling/grammar.h"
+#include "util/enum_name.h"
 #include "util/status.h"
 
 namespace weft::sampling {
@@ -38,17 +39,9 @@ enum class ConstraintKind {
 // "json_schema", "regex", "choice", "grammar" (the request forms' names).
 // Inline: params.cc names it without linking the compilers.
 inline const char* ConstraintKindName(ConstraintKind kind) {
-  switch (kind) {
-    case ConstraintKind::kJsonSchema:
-      return "json_schema";
-    case ConstraintKind::kRegex:
-      return "regex";
-    case ConstraintKind::kChoice:
-      return "choice";
-    case ConstraintKind::kGbnf:
-      return "grammar";
-  }
-  return "unknown";
+  static constexpr const char* kNames[] = {"json_schema", "regex", "choice",
+                                           "grammar"};
+  return EnumName<ConstraintKind::kGbnf>(kind, kNames, "unknown");
 }
 
 class GrammarCache {

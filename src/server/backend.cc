@@ -2,20 +2,14 @@
 
 #include <algorithm>
 
+#include "util/enum_name.h"
+
 namespace weft::server {
 
 std::string_view FinishReasonName(FinishReason r) {
-  switch (r) {
-    case FinishReason::kStop:
-      return "stop";
-    case FinishReason::kLength:
-      return "length";
-    case FinishReason::kAbort:
-      return "abort";
-    case FinishReason::kError:
-      return "error";
-  }
-  return "error";
+  static constexpr std::string_view kNames[] = {"stop", "length", "abort",
+                                                "error"};
+  return EnumName<FinishReason::kError>(r, kNames, "error");
 }
 
 StatusOr<std::vector<int32_t>> LeadingSpecialTokens(Backend& b) {

@@ -8,6 +8,7 @@
 #include "server/openai_constraints.h"
 #include "server/openai_request.h"
 #include "server/server_state.h"
+#include "util/enum_name.h"
 #include "util/strings.h"
 
 namespace weft::server {
@@ -26,15 +27,8 @@ json OrNull(const std::optional<T>& v) {
 }
 
 const char* ReadinessName(Readiness r) {
-  switch (r) {
-    case Readiness::kLoading:
-      return "loading";
-    case Readiness::kReady:
-      return "ready";
-    case Readiness::kDraining:
-      return "draining";
-  }
-  return "unknown";
+  static constexpr const char* kNames[] = {"loading", "ready", "draining"};
+  return EnumName<Readiness::kDraining>(r, kNames, "unknown");
 }
 
 }  // namespace

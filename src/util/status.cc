@@ -1,22 +1,22 @@
 #include "util/status.h"
 
+#include "util/enum_name.h"
+
 namespace weft {
 
 std::string_view StatusCodeName(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "INVALID_ARGUMENT";
-    case StatusCode::kNotFound: return "NOT_FOUND";
-    case StatusCode::kOutOfRange: return "OUT_OF_RANGE";
-    case StatusCode::kDataLoss: return "DATA_LOSS";
-    case StatusCode::kUnimplemented: return "UNIMPLEMENTED";
-    case StatusCode::kResourceExhausted: return "RESOURCE_EXHAUSTED";
-    case StatusCode::kFailedPrecondition: return "FAILED_PRECONDITION";
-    case StatusCode::kUnavailable: return "UNAVAILABLE";
-    case StatusCode::kAborted: return "ABORTED";
-    case StatusCode::kInternal: return "INTERNAL";
-  }
-  return "UNKNOWN";
+  static constexpr std::string_view kNames[] = {"OK",
+                                                "INVALID_ARGUMENT",
+                                                "NOT_FOUND",
+                                                "OUT_OF_RANGE",
+                                                "DATA_LOSS",
+                                                "UNIMPLEMENTED",
+                                                "RESOURCE_EXHAUSTED",
+                                                "FAILED_PRECONDITION",
+                                                "UNAVAILABLE",
+                                                "ABORTED",
+                                                "INTERNAL"};
+  return EnumName<StatusCode::kInternal>(code, kNames, "UNKNOWN");
 }
 
 std::string Status::ToString() const {
