@@ -7,6 +7,8 @@
 // Compiled with -mavx2 -mfma -mf16c: reached only through the dispatch table.
 #include <immintrin.h>
 
+#include <bit>
+
 #include "kernels/avx2_internal.h"
 #include "kernels/simd_x86.h"
 #include "kernels/x86_legacy.h"
@@ -50,12 +52,7 @@ struct LoadBF16 {
     const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
   }
-  static float One(uint16_t v) {
-    const uint32_t u = static_cast<uint32_t>(v) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
+  static float One(uint16_t v) { return std::bit_cast<float>(static_cast<uint32_t>(v) << 16); }
 };
 
 template <typename L, int NC>

@@ -1,33 +1,20 @@
 #include "tensor/half.h"
 
+#include <bit>
+
 namespace weft {
-namespace {
-
-inline uint32_t FloatBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-inline float BitsFloat(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-}  // namespace
 
 float Fp16ToFp32(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
   const uint32_t exp = (h >> 10) & 0x1f;
   uint32_t mant = h & 0x3ff;
   if (exp == 0x1f) {  // inf / NaN: keep the payload
-    return BitsFloat(sign | 0x7f800000 | (mant << 13));
+    return std::bit_cast<float>(sign | 0x7f800000 | (mant << 13));
   }
   if (exp != 0) {  // normal
-    return BitsFloat(sign | ((exp + 112) << 23) | (mant << 13));
+    return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
   }
-  if (mant == 0) return BitsFloat(sign);  // signed zero
+  if (mant == 0) return std::bit_cast<float>(sign);  // signed zero
   // Subnormal half: mant * 2^-24, exactly representable as a normal float.
   int e = 113;  // biased float exponent of 2^-14
   while ((mant & 0x400) == 0) {
@@ -35,11 +22,12 @@ float Fp16ToFp32(uint16_t h) {
     --e;
   }
   mant &= 0x3ff;
-  return BitsFloat(sign | (static_cast<uint32_t>(e) << 23) | (mant << 13));
+  return std::bit_cast<float>(sign | (static_cast<uint32_t>(e) << 23) |
+                              (mant << 13));
 }
 
 uint16_t Fp32ToFp16(float f) {
-  const uint32_t u = FloatBits(f);
+  const uint32_t u = std::bit_cast<uint32_t>(f);
   const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000);
   const uint32_t abs = u & 0x7fffffff;
   if (abs > 0x7f800000) return sign | 0x7e00;   // NaN -> quiet NaN (as ggml)
