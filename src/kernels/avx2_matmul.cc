@@ -91,11 +91,6 @@ void DotFloatN(int64_t k, const void* w, const void* xq, size_t stride, float* o
 // w = d * u + c. The dot of a block is d * da * sum(u * q) + c * da * sum(q):
 // the second term is CorrW(block, d) * ds (the activations' block sums),
 // added up over the blocks and multiplied by kCorr at the end.
-using x86::Q4_0;
-using x86::Q4_1;
-using x86::Q5_0;
-using x86::Q5_1;
-
 // One block against NC activation rows, accumulated into acc.
 template <typename F, int NC>
 static inline void LegacyBlock(const typename F::Block& blk, float dw, int64_t b,
@@ -191,13 +186,14 @@ void DotQ8_0N(int64_t k, const void* w, const void* xq, size_t stride, float* ou
   for (int c = 0; c < NC; ++c) out[c] = HsumPs(_mm256_add_ps(acc0[c], acc1[c]));
 }
 
-// The DotFn entries: each kernel for 1 .. kMaxDotCols activation rows.
-template <typename L>
-constexpr DotFn kFloatDot =
-    DotByCols<DotFloatN<L, 1>, DotFloatN<L, 2>, DotFloatN<L, 3>, DotFloatN<L, 4>>;
-template <typename F>
-constexpr DotFn kLegacyDot =
-    DotByCols<DotLegacyN<F, 1>, DotLegacyN<F, 2>, DotLegacyN<F, 3>, DotLegacyN<F, 4>>;
+// The kernels x86_legacy.h's SetFloatAndLegacyDots sets.
+struct Dots {
+  template <typename L, int NC>
+  static constexpr DotNFn kFloat = DotFloatN<L, NC>;
+  template <typename F, int NC>
+  static constexpr DotNFn kLegacy = DotLegacyN<F, NC>;
+};
+
 template <typename Block>
 constexpr DotFn kSignedDot = DotByCols<DotQ8_0N<1, Block>, DotQ8_0N<2, Block>,
                                        DotQ8_0N<3, Block>, DotQ8_0N<4, Block>>;
@@ -205,13 +201,7 @@ constexpr DotFn kSignedDot = DotByCols<DotQ8_0N<1, Block>, DotQ8_0N<2, Block>,
 }  // namespace
 
 void FillFloatAndLegacy(KernelTable* t) {
-  SetMatMul(t, WeightFormat::kF32, ActFormat::kF32, nullptr, kFloatDot<LoadF32>);
-  SetMatMul(t, WeightFormat::kF16, ActFormat::kF32, nullptr, kFloatDot<LoadF16>);
-  SetMatMul(t, WeightFormat::kBF16, ActFormat::kF32, nullptr, kFloatDot<LoadBF16>);
-  SetMatMul(t, WeightFormat::kQ4_0, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q4_0>);
-  SetMatMul(t, WeightFormat::kQ5_0, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q5_0>);
-  SetMatMul(t, WeightFormat::kQ4_1, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q4_1>);
-  SetMatMul(t, WeightFormat::kQ5_1, ActFormat::kQ8x32, QuantizeQ8x32, kLegacyDot<Q5_1>);
+  x86::SetFloatAndLegacyDots<Dots, LoadF32, LoadF16, LoadBF16>(t, QuantizeQ8x32);
   SetMatMul(t, WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, kSignedDot<BlockQ8_0>);
   SetMatMul(t, WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32, kSignedDot<BlockIQ4_NL>);
 }

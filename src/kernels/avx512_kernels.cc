@@ -35,22 +35,6 @@ using x86::HsumPs;
 // (kCorr = 1); as in avx2_matmul.cc, the c term is CorrW(block, d) * ds
 // summed over blocks, times kCorr at the end.
 
-using x86::Q4_0;
-using x86::Q4_1;
-using x86::Q5_0;
-using x86::Q5_1;
-
-// Signed int8 weights shifted to unsigned: u = q + 128.
-struct Q8_0 {
-  using Block = BlockQ8_0;
-  static constexpr float kCorr = -128.0f;
-  static float CorrW(const Block&, float d) { return d; }
-  static __m256i Unpack(const Block& b) {
-    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
-    return _mm256_xor_si256(q, _mm256_set1_epi8(static_cast<char>(0x80)));
-  }
-};
-
 static inline __m512 Pair(float lo, float hi) {
   return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(lo)), _mm256_set1_ps(hi), 1);
 }
@@ -224,13 +208,14 @@ uint64_t ReadBytes(const void* p, size_t n) {
   return sum;
 }
 
-// The DotFn entries: each kernel for 1 .. kMaxDotCols activation rows.
-template <typename L>
-constexpr DotFn kFloatDot =
-    DotByCols<DotFloatN<L, 1>, DotFloatN<L, 2>, DotFloatN<L, 3>, DotFloatN<L, 4>>;
-template <typename F>
-constexpr DotFn kLegacyDot =
-    DotByCols<DotLegacyN<F, 1>, DotLegacyN<F, 2>, DotLegacyN<F, 3>, DotLegacyN<F, 4>>;
+// The kernels x86_legacy.h's SetFloatAndLegacyDots sets.
+struct Dots {
+  template <typename L, int NC>
+  static constexpr DotNFn kFloat = DotFloatN<L, NC>;
+  template <typename F, int NC>
+  static constexpr DotNFn kLegacy = DotLegacyN<F, NC>;
+};
+
 constexpr DotFn kBF16Dot = DotByCols<DotBF16N<1>, DotBF16N<2>, DotBF16N<3>, DotBF16N<4>>;
 
 }  // namespace
@@ -239,17 +224,10 @@ void Fill(KernelTable* t, bool bf16) {
   // Activation quantization stays the AVX2 one (identical bytes).
   // (Q8_0's: the AVX2 Q4_0 entry reads pair order, these kernels plain Q8x32.)
   const QuantizeActFn q8 = t->matmul[static_cast<int>(WeightFormat::kQ8_0)].quantize;
-  SetMatMul(t, WeightFormat::kQ4_0, ActFormat::kQ8x32, q8, kLegacyDot<Q4_0>);
-  SetMatMul(t, WeightFormat::kQ5_0, ActFormat::kQ8x32, q8, kLegacyDot<Q5_0>);
-  SetMatMul(t, WeightFormat::kQ4_1, ActFormat::kQ8x32, q8, kLegacyDot<Q4_1>);
-  SetMatMul(t, WeightFormat::kQ5_1, ActFormat::kQ8x32, q8, kLegacyDot<Q5_1>);
-  SetMatMul(t, WeightFormat::kQ8_0, ActFormat::kQ8x32, q8, kLegacyDot<Q8_0>);
-  SetMatMul(t, WeightFormat::kF32, ActFormat::kF32, nullptr, kFloatDot<LoadF32>);
-  SetMatMul(t, WeightFormat::kF16, ActFormat::kF32, nullptr, kFloatDot<LoadF16>);
+  x86::SetFloatAndLegacyDots<Dots, LoadF32, LoadF16, LoadBF16>(t, q8);
+  SetMatMul(t, WeightFormat::kQ8_0, ActFormat::kQ8x32, q8, x86::kLegacyDot<Dots, x86::Q8_0>);
   if (bf16) {
     SetMatMul(t, WeightFormat::kBF16, ActFormat::kBF16, QuantizeBF16, kBF16Dot);
-  } else {
-    SetMatMul(t, WeightFormat::kBF16, ActFormat::kF32, nullptr, kFloatDot<LoadBF16>);
   }
   // The x8 layout's 32-element formats and K-quants with vpdpbusd
   // (x8_vnni_impl.h).

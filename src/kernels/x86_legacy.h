@@ -1,6 +1,10 @@
-// The block decoders of the legacy formats Q4_0, Q5_0, Q4_1 and Q5_1 that
-// the AVX2 and AVX-512 dot kernels share (avx2_matmul.cc,
-// avx512_kernels.cc): each decodes a block into 32 unsigned bytes u with
+// What the AVX2 and AVX-512 dot kernels of the float and legacy formats
+// share (avx2_matmul.cc, avx512_kernels.cc): the block decoders of Q4_0,
+// Q5_0, Q4_1, Q5_1 (and Q8_0 as unsigned codes, AVX-512's), the legacy dots'
+// correction sums, and the dispatch glue that sets those formats' table
+// entries from either ISA's kernels.
+//
+// Each decoder decodes a block into 32 unsigned bytes u with
 // w = d * u + c, c = kCorr * d (kCorr the negated code offset: Q4_0, Q5_0)
 // or the block minimum m (Q4_1, Q5_1; kCorr = 1), CorrW(block, d) the
 // factor of c that multiplies the activation block sums.
@@ -50,6 +54,17 @@ struct Q5_1 {
   }
   static float CorrW(const Block& b, float) { return Fp16(b.m); }
 };
+// Q8_0's signed int8 weights shifted to unsigned, u = q + 128 (for
+// vpdpbusd, which wants the unsigned operand on the weights' side).
+struct Q8_0 {
+  using Block = BlockQ8_0;
+  static constexpr float kCorr = -128.0f;
+  static __m256i Unpack(const Block& b) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+    return _mm256_xor_si256(q, _mm256_set1_epi8(static_cast<char>(0x80)));
+  }
+  static float CorrW(const Block&, float d) { return d; }
+};
 
 // The c side of a legacy dot for NC activation rows: sum over blocks of
 // CorrW(block) * ds (the activations' block sums), a vector for full groups
@@ -80,6 +95,37 @@ struct LegacyCorr {
   }
   float Sum(int c) const { return HsumPs(corr[c]) + tail[c]; }
 };
+
+// ---- Dispatch glue ----
+//
+// An ISA file names its dot kernels in a struct Dots (DotNFn pointers, one
+// per activation row count NC = 1 .. kMaxDotCols):
+//   template <typename Load, int NC> static constexpr DotNFn kFloat;
+//     float weights read through Load (the ISA's F32, F16, BF16 loaders);
+//   template <typename F, int NC> static constexpr DotNFn kLegacy;
+//     the decoders above (and the ISA's own, e.g. AVX-512's Q8_0).
+template <typename Dots, typename Load>
+constexpr DotFn kFloatDot =
+    DotByCols<Dots::template kFloat<Load, 1>, Dots::template kFloat<Load, 2>,
+              Dots::template kFloat<Load, 3>, Dots::template kFloat<Load, 4>>;
+template <typename Dots, typename F>
+constexpr DotFn kLegacyDot =
+    DotByCols<Dots::template kLegacy<F, 1>, Dots::template kLegacy<F, 2>,
+              Dots::template kLegacy<F, 3>, Dots::template kLegacy<F, 4>>;
+
+// Sets F32, F16 and BF16 (float activations, weights read through the
+// loaders F32, F16 and BF16) and Q4_0, Q5_0, Q4_1 and Q5_1 (Q8x32
+// activations, quantized by `q8`) to Dots' kernels.
+template <typename Dots, typename F32, typename F16, typename BF16>
+void SetFloatAndLegacyDots(KernelTable* t, QuantizeActFn q8) {
+  SetMatMul(t, WeightFormat::kF32, ActFormat::kF32, nullptr, kFloatDot<Dots, F32>);
+  SetMatMul(t, WeightFormat::kF16, ActFormat::kF32, nullptr, kFloatDot<Dots, F16>);
+  SetMatMul(t, WeightFormat::kBF16, ActFormat::kF32, nullptr, kFloatDot<Dots, BF16>);
+  SetMatMul(t, WeightFormat::kQ4_0, ActFormat::kQ8x32, q8, kLegacyDot<Dots, Q4_0>);
+  SetMatMul(t, WeightFormat::kQ5_0, ActFormat::kQ8x32, q8, kLegacyDot<Dots, Q5_0>);
+  SetMatMul(t, WeightFormat::kQ4_1, ActFormat::kQ8x32, q8, kLegacyDot<Dots, Q4_1>);
+  SetMatMul(t, WeightFormat::kQ5_1, ActFormat::kQ8x32, q8, kLegacyDot<Dots, Q5_1>);
+}
 
 }  // namespace
 }  // namespace weft::kernels::x86
