@@ -34,12 +34,8 @@ ALLOWED = {
     # the accumulators would leave registers.
     "src/kernels/avx2_legacy_tiles.cc:LegacyTile": "AVX2 legacy-quant tile inner loop",
     "src/kernels/avx2_legacy_tiles.cc:PairTile": "AVX2 two-block-pair tile inner loop",
-    "src/kernels/avx2_x8_kquants.cc:TileX8Q4K": "AVX2 x8 Q4_K/Q5_K tile inner loop",
     "src/kernels/avx512_panels.cc:PanelTileH": "AVX-512 panel tile inner loop",
     "src/kernels/x8_vnni_impl.h:Tile": "VNNI x8 group tile inner loop",
-    # Not an inner loop: the matmul group's planning and dispatch. The
-    # kernels/tensor half of issue #31 splits it; drop this entry then.
-    "src/kernels/matmul.cc:MatMulMany": "pending split (kernels half of #31)",
 }
 
 QUALIFIERS = re.compile(r"^(\s|const\b|override\b|final\b|noexcept\b|mutable\b|volatile\b|&)*"

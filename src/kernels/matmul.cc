@@ -202,24 +202,21 @@ void RunBlock(const Product& p, int64_t blk) {
   }
 }
 
-}  // namespace
+// Where a MatMulMany call's converted activations and panels lie in its
+// scratch buffer (byte offsets).
+struct ActPlan {
+  size_t offsets[kMaxMatMulGroup] = {};        // product i's own rows
+  size_t panel_offsets[kMaxMatMulGroup] = {};  // product i's panels
+  bool paneled[kMaxMatMulGroup] = {};          // product i takes panels
+  size_t total = 0;                            // bytes in all
+};
 
-void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
-  CHECK(count >= 0 && count <= kMaxMatMulGroup) << count;
-  if (count == 0) return;
-  ThreadPool* pool = args[0].pool;
-  const int n_threads = pool != nullptr ? pool->num_threads() : 1;
-  Product prods[kMaxMatMulGroup];
-  int n_live = 0;
-  for (int i = 0; i < count; ++i) {
-    CHECK(args[i].pool == pool) << "MatMulMany: products must share the pool";
-    if (Prepare(table, args[i], &prods[n_live])) ++n_live;
-  }
-  if (n_live == 0) return;
-
-  // 1. Activations in each kernel's format, once per distinct (X, format).
-  size_t offsets[kMaxMatMulGroup] = {};
-  size_t total = 0;
+// Plans the activations in each kernel's format, once per distinct (X,
+// format): a product whose X, format and shape an earlier one has shares its
+// rows (Product::share). Panels (MatMulKernel::pack_panel) go after the
+// rows, whole panels each.
+ActPlan PlanActivations(Product* prods, int n_live) {
+  ActPlan plan;
   for (int i = 0; i < n_live; ++i) {
     Product& p = prods[i];
     if (p.kern->act == ActFormat::kF32) continue;
@@ -231,12 +228,9 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
       }
     }
     if (p.share >= 0) continue;
-    offsets[i] = total;
-    total += p.xq_stride * static_cast<size_t>(p.m);
+    plan.offsets[i] = plan.total;
+    plan.total += p.xq_stride * static_cast<size_t>(p.m);
   }
-  // Panels (MatMulKernel::pack_panel) after the rows, whole panels each.
-  size_t panel_offsets[kMaxMatMulGroup] = {};
-  bool paneled[kMaxMatMulGroup] = {};
   for (int i = 0; i < n_live; ++i) {
     const Product& p = prods[i];
     const MatMulKernel& kern = *p.kern;
@@ -245,90 +239,97 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
           kern.panel_rows <= kMaxTileCols &&
           kern.panel_stride_rows >= kern.panel_rows &&
           kern.tile_rows == kX8Rows);
-    paneled[i] = true;
-    panel_offsets[i] = total;
+    plan.paneled[i] = true;
+    plan.panel_offsets[i] = plan.total;
     const int64_t n_panels = (p.m + kern.panel_rows - 1) / kern.panel_rows;
-    total +=
+    plan.total +=
         p.xq_stride * static_cast<size_t>(n_panels * kern.panel_stride_rows);
   }
-  if (total > 0) {
-    MatMulScratch* scratch = args[0].scratch;
-    if (scratch == nullptr) {
-      thread_local MatMulScratch tls;
-      scratch = &tls;
-    }
-    char* buf = static_cast<char*>(scratch->Get(total));
-    int64_t n_rows = 0;
-    int64_t first_row[kMaxMatMulGroup + 1];
-    int owners[kMaxMatMulGroup];
-    int n_owners = 0;
-    for (int i = 0; i < n_live; ++i) {
-      Product& p = prods[i];
-      if (p.kern->act == ActFormat::kF32 || p.share >= 0) continue;
-      p.xq = buf + offsets[i];
-      owners[n_owners] = i;
-      first_row[n_owners++] = n_rows;
-      n_rows += p.m;
-    }
-    first_row[n_owners] = n_rows;
-    int64_t n_elems = 0;  // floats to convert, over every owner
-    for (int o = 0; o < n_owners; ++o) n_elems += prods[owners[o]].m * prods[owners[o]].k;
-    auto quantize = [&](int64_t row, int) {
-      const int o = RangeOf(first_row, row);
-      const Product& p = prods[owners[o]];
-      const int64_t r = row - first_row[o];
-      char* dst = const_cast<char*>(p.xq) + static_cast<size_t>(r) * p.xq_stride;
-      p.kern->quantize(p.x + r * p.x_stride, dst, p.k);
-    };
-    // A parallel region costs a fork-join (microseconds); converting 64K
-    // floats takes tens of microseconds. Below that (every decode step up
-    // to B = 16 on a 2048-wide model) the calling thread converts alone.
-    constexpr int64_t kParallelQuantizeElems = int64_t{1} << 16;
-    if (pool != nullptr && n_rows >= 4 * n_threads && n_elems >= kParallelQuantizeElems) {
-      pool->ParallelFor(n_rows, quantize);
-    } else {
-      for (int64_t r = 0; r < n_rows; ++r) quantize(r, 0);
-    }
-    for (int i = 0; i < n_live; ++i) {
-      if (prods[i].share >= 0) prods[i].xq = prods[prods[i].share].xq;
-    }
-    // Panels: one task each, over the pool when there are many (prefill).
-    int64_t first_panel[kMaxMatMulGroup + 1];
-    int64_t n_panels = 0;
-    for (int i = 0; i < n_live; ++i) {
-      first_panel[i] = n_panels;
-      if (!paneled[i]) continue;
-      Product& p = prods[i];
-      p.panels = buf + panel_offsets[i];
-      n_panels += (p.m + p.kern->panel_rows - 1) / p.kern->panel_rows;
-    }
-    first_panel[n_live] = n_panels;
-    auto pack = [&](int64_t task, int) {
-      const int i = RangeOf(first_panel, task);
-      const Product& p = prods[i];
-      const int64_t panel = task - first_panel[i];
-      const int64_t c0 = panel * p.kern->panel_rows;
-      const size_t panel_bytes =
-          static_cast<size_t>(p.kern->panel_stride_rows) * p.xq_stride;
-      p.kern->pack_panel(
-          p.xq + static_cast<size_t>(c0) * p.xq_stride, p.xq_stride,
-          static_cast<int>(std::min<int64_t>(p.kern->panel_rows, p.m - c0)),
-          p.k, p.panels + static_cast<size_t>(panel) * panel_bytes);
-    };
-    if (pool != nullptr && n_panels >= 4 * n_threads) {
-      pool->ParallelFor(n_panels, pack);
-    } else {
-      for (int64_t t = 0; t < n_panels; ++t) pack(t, 0);
-    }
-  }
+  return plan;
+}
 
-  // 2. One parallel region over the weight-row blocks of every product.
-  // A block is at least kTaskBytes of weights (at least 16 rows): a thread
-  // then reads long runs of consecutive rows, which the hardware prefetcher
-  // follows (decode is memory bound: on Zen 3 a Q8_0 M = 1 product read
-  // 16-row blocks claimed in turn by two threads at ~16 GB/s and 64+ row
-  // blocks at ~23, against 30 for a plain read). Blocks shrink, all by the
-  // same factor, until every thread gets several (load balance).
+// Converts the rows of every product that owns its activations into `buf`
+// at plan.offsets, then points each sharing product at its owner's rows.
+void QuantizeActivations(Product* prods, int n_live, const ActPlan& plan,
+                         char* buf, ThreadPool* pool, int n_threads) {
+  int64_t n_rows = 0;
+  int64_t first_row[kMaxMatMulGroup + 1];
+  int owners[kMaxMatMulGroup];
+  int n_owners = 0;
+  for (int i = 0; i < n_live; ++i) {
+    Product& p = prods[i];
+    if (p.kern->act == ActFormat::kF32 || p.share >= 0) continue;
+    p.xq = buf + plan.offsets[i];
+    owners[n_owners] = i;
+    first_row[n_owners++] = n_rows;
+    n_rows += p.m;
+  }
+  first_row[n_owners] = n_rows;
+  int64_t n_elems = 0;  // floats to convert, over every owner
+  for (int o = 0; o < n_owners; ++o) n_elems += prods[owners[o]].m * prods[owners[o]].k;
+  auto quantize = [&](int64_t row, int) {
+    const int o = RangeOf(first_row, row);
+    const Product& p = prods[owners[o]];
+    const int64_t r = row - first_row[o];
+    char* dst = const_cast<char*>(p.xq) + static_cast<size_t>(r) * p.xq_stride;
+    p.kern->quantize(p.x + r * p.x_stride, dst, p.k);
+  };
+  // A parallel region costs a fork-join (microseconds); converting 64K
+  // floats takes tens of microseconds. Below that (every decode step up
+  // to B = 16 on a 2048-wide model) the calling thread converts alone.
+  constexpr int64_t kParallelQuantizeElems = int64_t{1} << 16;
+  if (pool != nullptr && n_rows >= 4 * n_threads && n_elems >= kParallelQuantizeElems) {
+    pool->ParallelFor(n_rows, quantize);
+  } else {
+    for (int64_t r = 0; r < n_rows; ++r) quantize(r, 0);
+  }
+  for (int i = 0; i < n_live; ++i) {
+    if (prods[i].share >= 0) prods[i].xq = prods[prods[i].share].xq;
+  }
+}
+
+// Repacks the converted rows of the paneled products into `buf` at
+// plan.panel_offsets: one task per panel, over the pool when there are many
+// (prefill).
+void PackPanels(Product* prods, int n_live, const ActPlan& plan, char* buf,
+                ThreadPool* pool, int n_threads) {
+  int64_t first_panel[kMaxMatMulGroup + 1];
+  int64_t n_panels = 0;
+  for (int i = 0; i < n_live; ++i) {
+    first_panel[i] = n_panels;
+    if (!plan.paneled[i]) continue;
+    Product& p = prods[i];
+    p.panels = buf + plan.panel_offsets[i];
+    n_panels += (p.m + p.kern->panel_rows - 1) / p.kern->panel_rows;
+  }
+  first_panel[n_live] = n_panels;
+  auto pack = [&](int64_t task, int) {
+    const int i = RangeOf(first_panel, task);
+    const Product& p = prods[i];
+    const int64_t panel = task - first_panel[i];
+    const int64_t c0 = panel * p.kern->panel_rows;
+    const size_t panel_bytes =
+        static_cast<size_t>(p.kern->panel_stride_rows) * p.xq_stride;
+    p.kern->pack_panel(
+        p.xq + static_cast<size_t>(c0) * p.xq_stride, p.xq_stride,
+        static_cast<int>(std::min<int64_t>(p.kern->panel_rows, p.m - c0)),
+        p.k, p.panels + static_cast<size_t>(panel) * panel_bytes);
+  };
+  if (pool != nullptr && n_panels >= 4 * n_threads) {
+    pool->ParallelFor(n_panels, pack);
+  } else {
+    for (int64_t t = 0; t < n_panels; ++t) pack(t, 0);
+  }
+}
+
+// Sets each product's weight rows per task (Product::rows, n_blocks).
+// A block is at least kTaskBytes of weights (at least 16 rows): a thread
+// then reads long runs of consecutive rows, which the hardware prefetcher
+// follows (decode is memory bound: on Zen 3 a Q8_0 M = 1 product read
+// 16-row blocks claimed in turn by two threads at ~16 GB/s and 64+ row
+// blocks at ~23, against 30 for a plain read). Blocks shrink, all by the
+// same factor, until every thread gets several (load balance).
+void PlanBlocks(Product* prods, int n_live, int64_t max_m, int n_threads) {
   constexpr size_t kTaskBytes = size_t{64} << 10;
   constexpr int64_t kComputeBoundM = 16;
   constexpr int64_t kMaxTaskRows = 1024;
@@ -347,8 +348,6 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
   // With many activation rows the products are compute bound (each weight
   // block is reused from cache M times) and a block is long work: finer
   // blocks cut the time threads wait on the last one.
-  int64_t max_m = 0;
-  for (int i = 0; i < n_live; ++i) max_m = std::max(max_m, prods[i].m);
   const int64_t per_thread = max_m >= kComputeBoundM ? 16 : 4;
   for (bool shrunk = true; shrunk && count_blocks() < per_thread * n_threads;) {
     shrunk = false;
@@ -359,11 +358,17 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
       }
     }
   }
-  int64_t first_block[kMaxMatMulGroup + 1];
-  int64_t n_blocks = 0;
   for (int i = 0; i < n_live; ++i) {
     prods[i].rows = rows[i];
     prods[i].n_blocks = (prods[i].n + rows[i] - 1) / rows[i];
+  }
+}
+
+// One parallel region over the weight-row blocks of every product.
+void RunBlocks(const Product* prods, int n_live, int64_t max_m, ThreadPool* pool) {
+  int64_t first_block[kMaxMatMulGroup + 1];
+  int64_t n_blocks = 0;
+  for (int i = 0; i < n_live; ++i) {
     first_block[i] = n_blocks;
     n_blocks += prods[i].n_blocks;
   }
@@ -388,6 +393,44 @@ void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
   } else {
     for (int64_t b = 0; b < n_blocks; ++b) task(b, 0);
   }
+}
+
+}  // namespace
+
+// Plan -> validate -> dispatch: Prepare checks each product, the
+// activations are converted (and panels packed) once per distinct X, the
+// weight rows are cut into blocks, and one parallel region runs them all.
+void MatMulMany(const KernelTable& table, const MatMulArgs* args, int count) {
+  CHECK(count >= 0 && count <= kMaxMatMulGroup) << count;
+  if (count == 0) return;
+  ThreadPool* pool = args[0].pool;
+  const int n_threads = pool != nullptr ? pool->num_threads() : 1;
+  Product prods[kMaxMatMulGroup];
+  int n_live = 0;
+  for (int i = 0; i < count; ++i) {
+    CHECK(args[i].pool == pool) << "MatMulMany: products must share the pool";
+    if (Prepare(table, args[i], &prods[n_live])) ++n_live;
+  }
+  if (n_live == 0) return;
+
+  // 1. Activations in each kernel's format, once per distinct (X, format).
+  const ActPlan plan = PlanActivations(prods, n_live);
+  if (plan.total > 0) {
+    MatMulScratch* scratch = args[0].scratch;
+    if (scratch == nullptr) {
+      thread_local MatMulScratch tls;
+      scratch = &tls;
+    }
+    char* buf = static_cast<char*>(scratch->Get(plan.total));
+    QuantizeActivations(prods, n_live, plan, buf, pool, n_threads);
+    PackPanels(prods, n_live, plan, buf, pool, n_threads);
+  }
+
+  // 2. One parallel region over the weight-row blocks of every product.
+  int64_t max_m = 0;
+  for (int i = 0; i < n_live; ++i) max_m = std::max(max_m, prods[i].m);
+  PlanBlocks(prods, n_live, max_m, n_threads);
+  RunBlocks(prods, n_live, max_m, pool);
 }
 
 }  // namespace weft::kernels
