@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "kernels/packed_x8.h"
 #include "util/check.h"
@@ -21,30 +22,11 @@ void* MatMulScratch::Get(size_t bytes) {
   return data_.get();
 }
 
-bool MatMulSupports(GgmlType type) {
-  switch (type) {
-    case GgmlType::kF32:
-    case GgmlType::kF16:
-    case GgmlType::kBF16:
-    case GgmlType::kQ4_0:
-    case GgmlType::kQ4_1:
-    case GgmlType::kQ5_0:
-    case GgmlType::kQ5_1:
-    case GgmlType::kQ8_0:
-    case GgmlType::kIQ4_NL:
-    case GgmlType::kIQ4_XS:
-    case GgmlType::kQ2_K:
-    case GgmlType::kQ3_K:
-    case GgmlType::kQ4_K:
-    case GgmlType::kQ5_K:
-    case GgmlType::kQ6_K:
-      return true;
-    default:
-      return false;
-  }
-}
+namespace {
 
-WeightFormat ToWeightFormat(GgmlType type) {
+// The table format of a weight type, or nullopt when MatMul has no kernels
+// for it.
+std::optional<WeightFormat> WeightFormatOf(GgmlType type) {
   switch (type) {
     case GgmlType::kF32: return WeightFormat::kF32;
     case GgmlType::kF16: return WeightFormat::kF16;
@@ -61,10 +43,18 @@ WeightFormat ToWeightFormat(GgmlType type) {
     case GgmlType::kQ4_K: return WeightFormat::kQ4_K;
     case GgmlType::kQ5_K: return WeightFormat::kQ5_K;
     case GgmlType::kQ6_K: return WeightFormat::kQ6_K;
-    default: break;
+    default: return std::nullopt;
   }
-  CHECK(false) << "MatMul does not support weight type " << TypeName(type);
-  return WeightFormat::kF32;
+}
+
+}  // namespace
+
+bool MatMulSupports(GgmlType type) { return WeightFormatOf(type).has_value(); }
+
+WeightFormat ToWeightFormat(GgmlType type) {
+  const std::optional<WeightFormat> format = WeightFormatOf(type);
+  CHECK(format.has_value()) << "MatMul does not support weight type " << TypeName(type);
+  return *format;
 }
 
 void MatMul(const MatMulArgs& args) { MatMul(Kernels(), args); }
