@@ -58,6 +58,29 @@ static inline uint64_t Fold(__m256 a0, __m256 a1, __m256 a2, __m256 a3,
               _mm256_castps_si256(a6), _mm256_castps_si256(a7));
 }
 
+// The loop every sequence runs: kSteps steps per iteration over kAcc
+// accumulators (acc[i] = step(acc[i], i, p + 4 * s) for step s, accumulator
+// i = s % kAcc), the activation window moving each iteration. step is
+// inlined into the unrolled body, so i % 2 there is a constant.
+template <int kSteps, typename Vec, typename Step>
+[[gnu::always_inline]] static inline uint64_t RunSteps(const uint8_t* a, int64_t iters, Vec zero,
+                                                       Step step) {
+  Vec acc[kAcc];
+#pragma GCC unroll 8
+  for (int i = 0; i < kAcc; ++i) acc[i] = zero;
+  for (int64_t it = 0; it < iters; ++it) {
+    const uint8_t* p = a + (it % kWindows) * kWindowBytes;
+    for (int r = 0; r < kSteps / kAcc; ++r) {
+#pragma GCC unroll 8
+      for (int i = 0; i < kAcc; ++i) {
+        acc[i] = step(acc[i], i, p + 4 * (kAcc * r + i));
+        PinOrder(&acc[i]);
+      }
+    }
+  }
+  return Fold(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]);
+}
+
 // Q8_0's per-column sequence: the activation takes the weight's sign,
 // maddubs against |w|, madd to int32, add.
 uint64_t Int8Signed(const uint8_t* a, int64_t iters) {
@@ -65,24 +88,14 @@ uint64_t Int8Signed(const uint8_t* a, int64_t iters) {
   const __m256i w1 = _mm256_set1_epi32(static_cast<int32_t>(0x3d9be207u));
   const __m256i u0 = _mm256_sign_epi8(w0, w0), u1 = _mm256_sign_epi8(w1, w1);
   const __m256i ones = _mm256_set1_epi16(1);
-  __m256i acc[kAcc];
-#pragma GCC unroll 8
-  for (int i = 0; i < kAcc; ++i) acc[i] = _mm256_setzero_si256();
-  for (int64_t it = 0; it < iters; ++it) {
-    const uint8_t* p = a + (it % kWindows) * kWindowBytes;
-    for (int r = 0; r < kInt8Steps / kAcc; ++r) {
-#pragma GCC unroll 8
-      for (int i = 0; i < kAcc; ++i) {
+  return RunSteps<kInt8Steps>(
+      a, iters, _mm256_setzero_si256(),
+      [&](__m256i acc, int i, const uint8_t* x4) __attribute__((always_inline)) {
         const __m256i w = i % 2 ? w1 : w0;
         const __m256i u = i % 2 ? u1 : u0;
-        const __m256i x = _mm256_sign_epi8(Bcast4(p + 4 * (kAcc * r + i)), w);
-        acc[i] = _mm256_add_epi32(
-            acc[i], _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), ones));
-        PinOrder(&acc[i]);
-      }
-    }
-  }
-  return Fold(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]);
+        const __m256i x = _mm256_sign_epi8(Bcast4(x4), w);
+        return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), ones));
+      });
 }
 
 // The 4/5/6-bit codes' sequence: maddubs of unsigned codes against the
@@ -90,43 +103,22 @@ uint64_t Int8Signed(const uint8_t* a, int64_t iters) {
 uint64_t Int8Unsigned(const uint8_t* a, int64_t iters) {
   const __m256i c0 = _mm256_set1_epi32(0x0f03090c),
                 c1 = _mm256_set1_epi32(0x1f0a1102);
-  __m256i acc[kAcc];
-#pragma GCC unroll 8
-  for (int i = 0; i < kAcc; ++i) acc[i] = _mm256_setzero_si256();
-  for (int64_t it = 0; it < iters; ++it) {
-    const uint8_t* p = a + (it % kWindows) * kWindowBytes;
-    for (int r = 0; r < kInt8Steps / kAcc; ++r) {
-#pragma GCC unroll 8
-      for (int i = 0; i < kAcc; ++i) {
-        acc[i] = _mm256_add_epi16(
-            acc[i], _mm256_maddubs_epi16(i % 2 ? c1 : c0,
-                                         Bcast4(p + 4 * (kAcc * r + i))));
-        PinOrder(&acc[i]);
-      }
-    }
-  }
-  return Fold(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]);
+  return RunSteps<kInt8Steps>(
+      a, iters, _mm256_setzero_si256(),
+      [&](__m256i acc, int i, const uint8_t* x4) __attribute__((always_inline)) {
+        return _mm256_add_epi16(acc, _mm256_maddubs_epi16(i % 2 ? c1 : c0, Bcast4(x4)));
+      });
 }
 
 // Float weights: one FMA of 8 weights with a broadcast activation.
 uint64_t F32Fma(const uint8_t* a, int64_t iters) {
   const __m256 w0 = _mm256_set1_ps(0.999f), w1 = _mm256_set1_ps(-0.5f);
-  __m256 acc[kAcc];
-#pragma GCC unroll 8
-  for (int i = 0; i < kAcc; ++i) acc[i] = _mm256_setzero_ps();
-  for (int64_t it = 0; it < iters; ++it) {
-    const float* p =
-        reinterpret_cast<const float*>(a + (it % kWindows) * kWindowBytes);
-    for (int r = 0; r < kF32Steps / kAcc; ++r) {
-#pragma GCC unroll 8
-      for (int i = 0; i < kAcc; ++i) {
-        acc[i] = _mm256_fmadd_ps(i % 2 ? w1 : w0,
-                                 _mm256_broadcast_ss(p + kAcc * r + i), acc[i]);
-        PinOrder(&acc[i]);
-      }
-    }
-  }
-  return Fold(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]);
+  return RunSteps<kF32Steps>(
+      a, iters, _mm256_setzero_ps(),
+      [&](__m256 acc, int i, const uint8_t* x4) __attribute__((always_inline)) {
+        return _mm256_fmadd_ps(i % 2 ? w1 : w0,
+                               _mm256_broadcast_ss(reinterpret_cast<const float*>(x4)), acc);
+      });
 }
 
 uint64_t PeakLoop(int kind, int64_t iters) {
