@@ -64,6 +64,16 @@ StatusOr<tcp::resolver::results_type> Resolve(asio::io_context& io,
 
 namespace {
 
+// The completion handler of one step of `call` (the connect's, the
+// write's, a read's): keeps the call alive and hands the error code to
+// `step`.
+template <typename Call>
+auto Then(std::shared_ptr<Call> call, void (Call::*step)(beast::error_code)) {
+  return [call = std::move(call), step](beast::error_code ec, const auto&) {
+    ((*call).*step)(ec);
+  };
+}
+
 // One request/response exchange. Kept alive by the pending handler.
 class HttpCall : public std::enable_shared_from_this<HttpCall> {
  public:
@@ -91,11 +101,8 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
     req_.prepare_payload();
     parser_.body_limit(boost::none);
     stream_.expires_after(timeout_);
-    stream_.async_connect(
-        addrs, [self = shared_from_this()](beast::error_code ec,
-                                           const tcp::endpoint&) {
-          self->OnConnect(ec);
-        });
+    stream_.async_connect(addrs,
+                          Then(shared_from_this(), &HttpCall::OnConnect));
   }
 
  private:
@@ -103,18 +110,13 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
     if (ec) return Error(ec, "connect");
     stream_.expires_after(timeout_);
     http::async_write(stream_, req_,
-                      [self = shared_from_this()](beast::error_code ec, size_t) {
-                        self->OnWrite(ec);
-                      });
+                      Then(shared_from_this(), &HttpCall::OnWrite));
   }
   void OnWrite(beast::error_code ec) {
     if (ec) return Error(ec, "write");
     stream_.expires_after(timeout_);
-    http::async_read_header(
-        stream_, buffer_, parser_,
-        [self = shared_from_this()](beast::error_code ec, size_t) {
-          self->OnHeader(ec);
-        });
+    http::async_read_header(stream_, buffer_, parser_,
+                            Then(shared_from_this(), &HttpCall::OnHeader));
   }
   void OnHeader(beast::error_code ec) {
     if (ec) return Error(ec, "read header");
@@ -126,11 +128,8 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
     parser_.get().body().data = buf_;
     parser_.get().body().size = sizeof(buf_);
     stream_.expires_after(timeout_);
-    http::async_read_some(
-        stream_, buffer_, parser_,
-        [self = shared_from_this()](beast::error_code ec, size_t) {
-          self->OnRead(ec);
-        });
+    http::async_read_some(stream_, buffer_, parser_,
+                          Then(shared_from_this(), &HttpCall::OnRead));
   }
   void OnRead(beast::error_code ec) {
     const Clock::time_point now = Clock::now();
