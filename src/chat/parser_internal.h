@@ -11,6 +11,7 @@
 
 #include "chat/ast.h"
 #include "chat/lexer.h"
+#include "util/enum_name.h"
 #include "util/status.h"
 #include "util/strings.h"
 
@@ -42,39 +43,31 @@ class Parser {
   void Next() {
     if (pos_ + 1 < toks_.size()) ++pos_;
   }
-  bool IsName(const char* n) const {
-    return cur().type == TokenType::kName && cur().text == n;
+  // Whether the current token is `text` of `type`; Skip also consumes it.
+  bool Is(TokenType type, const char* text) const {
+    return cur().type == type && cur().text == text;
   }
-  bool IsOp(const char* op) const {
-    return cur().type == TokenType::kOperator && cur().text == op;
-  }
-  bool SkipName(const char* n) {
-    if (!IsName(n)) return false;
+  bool Skip(TokenType type, const char* text) {
+    if (!Is(type, text)) return false;
     Next();
     return true;
   }
-  bool SkipOp(const char* op) {
-    if (!IsOp(op)) return false;
-    Next();
-    return true;
-  }
+  bool IsName(const char* n) const { return Is(TokenType::kName, n); }
+  bool IsOp(const char* op) const { return Is(TokenType::kOperator, op); }
+  bool SkipName(const char* n) { return Skip(TokenType::kName, n); }
+  bool SkipOp(const char* op) { return Skip(TokenType::kOperator, op); }
+  // What an error calls a token: structural tokens by name, the others
+  // (null here) by their text.
   static std::string Describe(const Token& t) {
-    switch (t.type) {
-      case TokenType::kEof:
-        return "end of template";
-      case TokenType::kBlockEnd:
-        return "end of statement block";
-      case TokenType::kVarEnd:
-        return "end of print statement";
-      case TokenType::kBlockBegin:
-        return "begin of statement block";
-      case TokenType::kVarBegin:
-        return "begin of print statement";
-      case TokenType::kData:
-        return "template data";
-      default:
-        return t.text;
-    }
+    static constexpr const char* kNames[] = {
+        "template data",          "begin of print statement",
+        "end of print statement", "begin of statement block",
+        "end of statement block", nullptr,  // kName
+        nullptr,                  nullptr,  // kString, kInteger
+        nullptr,                  nullptr,  // kFloat, kOperator
+        "end of template"};
+    const char* name = EnumName<TokenType::kEof>(t.type, kNames, nullptr);
+    return name != nullptr ? name : t.text;
   }
   Status Fail(const std::string& msg) const {
     return InvalidArgumentError(StrFormat(
