@@ -19,6 +19,7 @@
 #include "apps/flags.h"
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
+#include "runtime/model_facts.h"
 #include "tensor/quant.h"
 #include "tensor/types.h"
 #include "util/strings.h"
@@ -93,47 +94,7 @@ std::vector<TensorSpec> BuildSpecs(const ModelShape& s) {
   return specs;
 }
 
-// llama.cpp's `enum llama_ftype` for a file whose weights are all `type`.
-uint32_t FileType(GgmlType type) {
-  switch (type) {
-    case GgmlType::kF32:
-      return 0;
-    case GgmlType::kF16:
-      return 1;
-    case GgmlType::kQ4_0:
-      return 2;
-    case GgmlType::kQ4_1:
-      return 3;
-    case GgmlType::kQ8_0:
-      return 7;
-    case GgmlType::kQ5_0:
-      return 8;
-    case GgmlType::kQ5_1:
-      return 9;
-    case GgmlType::kQ2_K:
-      return 10;
-    case GgmlType::kQ3_K:
-      return 11;  // Q3_K_S
-    case GgmlType::kQ4_K:
-      return 14;  // Q4_K_S
-    case GgmlType::kQ5_K:
-      return 16;  // Q5_K_S
-    case GgmlType::kQ6_K:
-      return 18;
-    case GgmlType::kBF16:
-      return 32;
-    case GgmlType::kIQ4_NL:
-      return 25;
-    case GgmlType::kIQ4_XS:
-      return 30;
-    default:
-      return 0;
-  }
-}
-
-bool IsWeightType(GgmlType t) {
-  return t == GgmlType::kF32 || FileType(t) != 0;
-}
+bool IsWeightType(GgmlType t) { return runtime::FileTypeOf(t).has_value(); }
 
 // The type of a matrix whose rows have `cols` elements: the requested one,
 // or for rows it cannot hold a fallback (Q8_0, else F16), as llama.cpp's
@@ -208,7 +169,7 @@ void SetArchMetadata(const ModelShape& s, GgmlType type,
   const std::string a = s.arch + ".";
   w->SetString("general.architecture", s.arch);
   w->SetString("general.name", name);
-  w->SetUint32("general.file_type", FileType(type));
+  w->SetUint32("general.file_type", runtime::FileTypeOf(type).value_or(0));
   w->SetUint32("general.quantization_version", 2);
   w->SetUint32(a + "context_length", static_cast<uint32_t>(s.ctx));
   w->SetUint32(a + "embedding_length", static_cast<uint32_t>(s.dim));

@@ -1,8 +1,8 @@
 #include "runtime/model_facts.h"
 
+#include <cctype>
 #include <map>
 
-#include "tensor/types.h"
 #include "util/status.h"
 
 namespace weft::runtime {
@@ -30,6 +30,17 @@ std::string FileTypeName(uint32_t file_type) {
     case 32: return "BF16";
     default: return "";
   }
+}
+
+std::optional<uint32_t> FileTypeOf(GgmlType type) {
+  std::string name(TypeName(type));  // "q4_K"
+  for (char& ch : name) ch = static_cast<char>(std::toupper(ch));
+  constexpr uint32_t kLastFileType = 32;  // LLAMA_FTYPE_MOSTLY_BF16
+  for (uint32_t code = 0; code <= kLastFileType; ++code) {
+    const std::string file_type = FileTypeName(code);
+    if (file_type == name || file_type == name + "_S") return code;
+  }
+  return std::nullopt;
 }
 
 std::string Quantization(const gguf::GgufFile& file) {

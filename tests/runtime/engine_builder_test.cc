@@ -97,5 +97,15 @@ TEST(ModelFacts, FileTypeNames) {
   EXPECT_EQ(FileTypeName(4), "");  // retired Q4_1_SOME_F16
 }
 
+TEST(ModelFacts, FileTypeOfOneTypeFiles) {
+  EXPECT_EQ(FileTypeOf(GgmlType::kF32), 0u);
+  EXPECT_EQ(FileTypeOf(GgmlType::kQ8_0), 7u);
+  EXPECT_EQ(FileTypeOf(GgmlType::kQ2_K), 10u);
+  EXPECT_EQ(FileTypeOf(GgmlType::kQ4_K), 14u);  // Q4_K_S
+  EXPECT_EQ(FileTypeOf(GgmlType::kIQ4_XS), 30u);
+  EXPECT_EQ(FileTypeOf(GgmlType::kBF16), 32u);
+  EXPECT_EQ(FileTypeOf(GgmlType::kQ8_K), std::nullopt);  // activations only
+}
+
 }  // namespace
 }  // namespace weft::runtime
