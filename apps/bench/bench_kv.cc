@@ -43,19 +43,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
 
-// Runs fn(r) for r = 0 (a warm-up), then r = 1 .. reps, timed.
-template <typename Fn>
-StatusOr<Stat> TimeRuns(int reps, Fn&& fn) {
-  std::vector<double> t;
-  for (int r = 0; r <= reps; ++r) {
-    const auto a = Clock::now();
-    RETURN_IF_ERROR(fn(r));
-    const double s = std::chrono::duration<double>(Clock::now() - a).count();
-    if (r > 0) t.push_back(s);
-  }
-  return Summarize(std::move(t));
-}
-
 std::string CommandLine(int argc, char** argv) {
   std::string s = "weft bench";
   for (int i = 0; i < argc; ++i) s += std::string(" ") + argv[i];
@@ -112,7 +99,7 @@ StatusOr<json> DecodeCurve(const model::Model& m, const Args& a,
   ASSIGN_OR_RETURN(auto flat, model::ContiguousKvStorage::Create(c, a.ctx + 1, 1, type));
   RETURN_IF_ERROR(m.Forward(model::Batch::ForPrompt(prompt), flat.get(), &logits, opts));
   const int32_t next = prompt[0];
-  ASSIGN_OR_RETURN(Stat contiguous, TimeRuns(a.reps, [&](int) {
+  ASSIGN_OR_RETURN(Stat contiguous, Time(a.reps, [&] {
     return m.Forward(model::Batch::ForPrompt({next}, a.ctx), flat.get(), &logits, opts);
   }));
   out["contiguous_b1"] = StatJson(contiguous);
@@ -145,7 +132,7 @@ StatusOr<json> DecodeCurve(const model::Model& m, const Args& a,
   for (int b : batches) {
     model::Batch batch;
     for (int s = 0; s < b; ++s) batch.Add(next, a.ctx, s, true);
-    ASSIGN_OR_RETURN(Stat st, TimeRuns(a.reps, [&](int) {
+    ASSIGN_OR_RETURN(Stat st, Time(a.reps, [&] {
       for (int s = 0; s < b; ++s) paged->SetBlockTable(s, tables[size_t(s)], a.ctx);
       return m.Forward(batch, paged.get(), &logits, opts);
     }));
