@@ -15,6 +15,11 @@ void KvFlags::Register(FlagSet* flags) {
   if (!memory_help.empty()) flags->String("kv-memory", &memory, memory_help);
 }
 
+void MeasureFlags::Register(FlagSet* flags) {
+  flags->Int("reps", &reps, "timed repetitions after one warm-up");
+  flags->String("json", &json_path, "also write every figure to this JSON file");
+}
+
 void SamplingFlags::Register(FlagSet* flags) {
   flags->Double("temp", &temp, "temperature; 0 = greedy");
   flags->Double("top-p", &top_p, "nucleus sampling threshold in (0, 1]");

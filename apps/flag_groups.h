@@ -1,8 +1,8 @@
 // Flag groups that several `weft` commands share: the model file, compute
-// threads, the KV cache, sampling. Each group is a struct of values with
-// defaults; a command passes the defaults and help texts that differ for
-// it to the constructor, then registers the group where its flags belong in
-// its --help:
+// threads, the KV cache, a benchmark's repetitions and result file,
+// sampling. Each group is a struct of values with defaults; a command passes
+// the defaults and help texts that differ for it to the constructor, then
+// registers the group where its flags belong in its --help:
 //
 //   ModelFlags model(WEFT_DEFAULT_MODEL);
 //   ThreadFlags threads("compute threads", /*default_threads=*/4);
@@ -64,6 +64,17 @@ struct KvFlags {
   std::string type = "f16";
   // Size: bytes ("512M", "2G") or a fraction of free memory (ParseKvMemory).
   std::string memory = "512M";
+
+  void Register(FlagSet* flags);
+};
+
+// --reps and --json: the repetitions and the result file of a measuring
+// benchmark (`weft bench model`, `weft bench kv`).
+struct MeasureFlags {
+  // Timed repetitions after one warm-up.
+  int64_t reps = 5;
+  // Also write every figure to this JSON file; empty = none.
+  std::string json_path;
 
   void Register(FlagSet* flags);
 };

@@ -200,10 +200,8 @@ struct KvBenchOptions {
   ModelFlags model{WEFT_BENCH_MODEL};
   // -t: compute threads, the caller included.
   ThreadFlags threads{"compute threads (caller included)", /*default_threads=*/2};
-  // Timed repetitions after one warm-up.
-  int64_t reps = 5;
-  // Also write every figure to this JSON file; empty = none.
-  std::string json_path;
+  // --reps, --json.
+  MeasureFlags measure;
   // Context tokens of each sequence in the decode test.
   int64_t ctx = 256;
   // Batch sizes of the decode curve (empty = skip) and its KV storage types.
@@ -226,8 +224,7 @@ bool ParseKvBenchFlags(int argc, char** argv, KvBenchOptions* o, std::vector<int
                 "per storage type) and TTFT with a prefix-cache hit.");
   o->model.Register(&flags);
   o->threads.Register(&flags);
-  flags.Int("reps", &o->reps, "timed repetitions after one warm-up");
-  flags.String("json", &o->json_path, "also write every figure to this JSON file");
+  o->measure.Register(&flags);
   flags.Int("ctx", &o->ctx, "context tokens of each sequence in the decode test");
   flags.String("batches", &o->batch_list, "batch sizes of the decode curve (empty = skip)");
   flags.String("types", &o->type_list, "KV storage types of the decode curve (f32,f16,q8_0)");
@@ -243,7 +240,7 @@ bool ParseKvBenchFlags(int argc, char** argv, KvBenchOptions* o, std::vector<int
   };
   if (!rest.empty()) return fail(StrFormat("unexpected argument '%s'", rest[0].c_str()));
   const int64_t threads = o->threads.threads;
-  if (threads < 1 || threads > 256 || o->reps < 1 || o->reps > 1000 || o->ctx < 1 ||
+  if (threads < 1 || threads > 256 || o->measure.reps < 1 || o->measure.reps > 1000 || o->ctx < 1 ||
       o->ctx > (1 << 16) || o->block_size < 1 || o->block_size > 1024 || o->prompt < 0 ||
       o->prompt > (1 << 16) || o->cached < 0 || (o->prompt > 0 && o->cached >= o->prompt)) {
     return fail("--threads, --reps, --ctx, --block-size, --prompt or --cached out of range");
@@ -312,7 +309,7 @@ void PrintKvBenchReport(const std::string& cmdline, const KvBenchOptions& o,
   std::printf("- model: %s (%s)\n- threads: %lld, reps: %lld (median, min-max after 1 "
               "warm-up), ctx %lld, block size %lld\n\n",
               o.model.path.c_str(), c.Summary().c_str(), (long long)o.threads.threads,
-              (long long)o.reps, (long long)o.ctx, (long long)o.block_size);
+              (long long)o.measure.reps, (long long)o.ctx, (long long)o.block_size);
   if (!decode_table.empty()) {
     std::printf("| kv | cache | B | ms/step | min-max | vs contiguous B=1 |\n"
                 "|---|---|---|---|---|---|\n%s\n", decode_table.c_str());
@@ -337,7 +334,7 @@ int RunBenchKv(int argc, char** argv) {
   }
   Args a;
   a.threads = static_cast<int>(o.threads.threads);
-  a.reps = static_cast<int>(o.reps);
+  a.reps = static_cast<int>(o.measure.reps);
   a.ctx = static_cast<int>(o.ctx);
   a.block_size = static_cast<int>(o.block_size);
   a.prompt = static_cast<int>(o.prompt);
@@ -347,7 +344,7 @@ int RunBenchKv(int argc, char** argv) {
   json out;
   out["model"] = o.model.path;
   out["threads"] = o.threads.threads;
-  out["reps"] = o.reps;
+  out["reps"] = o.measure.reps;
   out["ctx"] = o.ctx;
   out["block_size"] = o.block_size;
   std::string decode_table;
@@ -365,7 +362,7 @@ int RunBenchKv(int argc, char** argv) {
     if (Status s = TtftTest(m, a, &rng, &out, &ttft_table); !s.ok()) return Fail(s);
   }
   PrintKvBenchReport(CommandLine(argc, argv), o, c, decode_table, ttft_table);
-  if (!o.json_path.empty() && !WriteBenchJson(o.json_path, out, "kv")) return 1;
+  if (!o.measure.json_path.empty() && !WriteBenchJson(o.measure.json_path, out, "kv")) return 1;
   return 0;
 }
 

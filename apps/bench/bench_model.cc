@@ -70,10 +70,8 @@ struct ModelBenchOptions {
   ThreadFlags threads{"compute threads (caller included)", /*default_threads=*/2};
   // --kv-type: the KV cache's storage.
   KvFlags kv{"KV cache storage: f16 (as weft serve and llama-bench), f32 or q8_0"};
-  // Timed repetitions after one warm-up.
-  int64_t reps = 5;
-  // Also write every figure to this JSON file; empty = none.
-  std::string json_path;
+  // --reps, --json.
+  MeasureFlags measure;
   // Force a kernel ISA; empty = the best.
   std::string isa_name;
   // Prompt tokens of the prefill test and tokens of the generation test;
@@ -93,8 +91,7 @@ struct ModelBenchOptions {
 void RegisterModelBenchFlags(ModelBenchOptions* o, FlagSet* flags) {
   o->model.Register(flags);
   o->threads.Register(flags);
-  flags->Int("reps", &o->reps, "timed repetitions after one warm-up");
-  flags->String("json", &o->json_path, "also write every figure to this JSON file");
+  o->measure.Register(flags);
   flags->String("isa", &o->isa_name,
                 "force a kernel ISA: scalar, avx2, avx512, neon (default: best)");
   flags->Int("pp", &o->pp, "prompt tokens of the prefill test (0 = skip)");
@@ -144,7 +141,8 @@ bool ParseModelBenchFlags(int argc, char** argv, ModelBenchOptions* o, ModelBenc
     return false;
   }
   const int64_t threads = o->threads.threads;
-  if (threads < 1 || threads > 256 || o->reps < 1 || o->reps > 1000 || o->pp < 0 || o->tg < 0 ||
+  const int64_t reps = o->measure.reps;
+  if (threads < 1 || threads > 256 || reps < 1 || reps > 1000 || o->pp < 0 || o->tg < 0 ||
       o->ctx < 1 || o->pp > (1 << 20) || o->tg > (1 << 20) || o->ctx > (1 << 20)) {
     std::fprintf(stderr, "weft bench model: --threads, --reps, --pp, --tg or --ctx out of range\n");
     return false;
@@ -173,7 +171,7 @@ bool ParseModelBenchFlags(int argc, char** argv, ModelBenchOptions* o, ModelBenc
   }
   plan->kv_type = *kv_type;
   plan->threads = static_cast<int>(threads);
-  plan->reps = static_cast<int>(o->reps);
+  plan->reps = static_cast<int>(o->measure.reps);
   plan->pp = o->pp;
   plan->tg = o->tg;
   plan->ctx = o->ctx;
@@ -195,7 +193,7 @@ void PrintModelBenchHeader(const std::string& cmdline, const ModelBenchOptions& 
               "1 warm-up)\n",
               isa.c_str(), o.row_major ? "row-major" : "x8 (quantized formats)",
               model::KvTypeName(plan.kv_type), static_cast<long long>(o.threads.threads),
-              static_cast<long long>(o.reps));
+              static_cast<long long>(o.measure.reps));
   std::printf(
       "- read bandwidth (same run): %.1f GB/s before the tests (the roofline), %.1f GB/s after; "
       "%% paired: each timed decode run's weights GB/s over a 256 MiB probe read right before "
@@ -251,7 +249,7 @@ int RunBenchModel(int argc, char** argv) {
   out["weights_x8"] = !o.row_major;
   out["kv_type"] = model::KvTypeName(plan.kv_type);
   out["threads"] = o.threads.threads;
-  out["reps"] = o.reps;
+  out["reps"] = o.measure.reps;
   out["bandwidth_after_gbs"] = bandwidth_after;
 
   PrintModelBenchHeader(CommandLine(argc, argv), o, plan, m, bench, bandwidth_after);
@@ -261,7 +259,7 @@ int RunBenchModel(int argc, char** argv) {
       "x step(B=%d) |\n",
       plan.batches.empty() ? 1 : plan.batches.front());
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n%s", bench.table().c_str());
-  if (!o.json_path.empty() && !WriteBenchJson(o.json_path, out, "model")) return 1;
+  if (!o.measure.json_path.empty() && !WriteBenchJson(o.measure.json_path, out, "model")) return 1;
   return 0;
 }
 
