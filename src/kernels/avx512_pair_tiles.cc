@@ -187,13 +187,11 @@ void PairTileN(int64_t k, const void* w, size_t w_stride, int nr,
 }  // namespace
 
 void FillPairTiles(KernelTable* t) {
-  for (auto [f, tile] :
-       {std::pair{WeightFormat::kQ4_0, &PairTileN<X8Fmt::kQ4_0>},
-        std::pair{WeightFormat::kQ5_0, &PairTileN<X8Fmt::kQ5_0>},
-        std::pair{WeightFormat::kQ8_0, &PairTileN<X8Fmt::kQ8_0>}}) {
-    t->matmul_x8[static_cast<int>(f)].pair_tile = tile;
-    t->matmul_x8[static_cast<int>(f)].pair_min_m = kPairMinM;
-  }
+  x8_vnni::ForEachPanelFormat([t](WeightFormat f, auto fmt) {
+    MatMulKernel& kern = t->matmul_x8[static_cast<int>(f)];
+    kern.pair_tile = PairTileN<decltype(fmt)::value>;
+    kern.pair_min_m = kPairMinM;
+  });
 }
 
 }  // namespace weft::kernels::avx512

@@ -289,17 +289,14 @@ void PanelTile(int64_t k, const void* w, size_t /*w_stride*/, int nr,
 }  // namespace
 
 void FillPanels(KernelTable* t) {
-  for (auto [f, tile] :
-       {std::pair{WeightFormat::kQ4_0, &PanelTile<X8Fmt::kQ4_0>},
-        std::pair{WeightFormat::kQ5_0, &PanelTile<X8Fmt::kQ5_0>},
-        std::pair{WeightFormat::kQ8_0, &PanelTile<X8Fmt::kQ8_0>}}) {
+  x8_vnni::ForEachPanelFormat([t](WeightFormat f, auto fmt) {
     MatMulKernel& kern = t->matmul_x8[static_cast<int>(f)];
     kern.pack_panel = PackPanelQ8x32;
-    kern.panel_tile = tile;
+    kern.panel_tile = PanelTile<decltype(fmt)::value>;
     kern.panel_rows = kPanelRows;
     kern.panel_stride_rows = kPanelStrideRows;
     kern.panel_min_m = kPanelMinM;
-  }
+  });
 }
 
 }  // namespace weft::kernels::avx512

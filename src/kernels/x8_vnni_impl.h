@@ -405,4 +405,14 @@ constexpr TileFn kTileQ6K = TileByCols<TileQ6K<1>, TileQ6K<2>, TileQ6K<3>, TileQ
 constexpr TileFn kTileIQ4XS =
     TileByCols<TileIQ4XS<1>, TileIQ4XS<2>, TileIQ4XS<3>, TileIQ4XS<4>>;
 
+// The formats with AVX-512 panel and pair-tile paths on top of their TileN
+// entry (avx512_panels.cc, avx512_pair_tiles.cc): calls
+// set(format, std::integral_constant<X8Fmt, F>{}) for Q4_0, Q5_0 and Q8_0.
+template <typename Set>
+static inline void ForEachPanelFormat(Set&& set) {
+  set(WeightFormat::kQ4_0, std::integral_constant<X8Fmt, X8Fmt::kQ4_0>{});
+  set(WeightFormat::kQ5_0, std::integral_constant<X8Fmt, X8Fmt::kQ5_0>{});
+  set(WeightFormat::kQ8_0, std::integral_constant<X8Fmt, X8Fmt::kQ8_0>{});
+}
+
 }  // namespace weft::kernels::x8_vnni
