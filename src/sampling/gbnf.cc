@@ -61,7 +61,8 @@ class GbnfParser {
     auto [it, added] = ids_.emplace(name, 0);
     if (added) {
       it->second = b_.NewRule(name);
-      defined_.push_back(false);
+      // Groups and repeats add anonymous rules in between: ids skip.
+      defined_.resize(static_cast<size_t>(it->second) + 1, false);
     }
     return it->second;
   }
@@ -251,7 +252,7 @@ class GbnfParser {
   size_t i_ = 0;
   GrammarBuilder b_;
   std::map<std::string, int> ids_;
-  std::vector<bool> defined_;  // by rule id (every rule here is named)
+  std::vector<bool> defined_;  // by rule id; named rules only are read
 };
 
 }  // namespace

@@ -45,6 +45,10 @@ TEST(GbnfTest, AcceptsAndRejects) {
   for (const char* bad : {"hi", "hi bob", "hi A B C", "hello Bob", "hi Bob!!"}) {
     EXPECT_FALSE(Accepts(*g, bad)) << bad;
   }
+  // A rule first named after a group (whose anonymous rules take ids).
+  auto after = Must(CompileGbnf("root ::= (\"a\" \"a\"?)+ tail\ntail ::= \"b\" | \"c\""));
+  EXPECT_TRUE(Accepts(*after, "aaab"));
+  EXPECT_FALSE(Accepts(*after, "aaa"));
   auto neg = Must(CompileGbnf("root ::= [^a-c\\n]+ ."));
   EXPECT_TRUE(Accepts(*neg, "xyz\xE2\x82\xAC"));
   EXPECT_FALSE(Accepts(*neg, "ab"));
