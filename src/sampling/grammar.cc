@@ -20,8 +20,8 @@ uint64_t GrammarState::Hash() const {
   return h;
 }
 
-bool Grammar::Expand(std::vector<uint32_t>* stack,
-                     std::vector<std::vector<uint32_t>>* out) const {
+bool Grammar::Expand(std::vector<uint32_t>* stack, std::vector<std::vector<uint32_t>>* out,
+                     AdvanceStats* stats) const {
   std::vector<std::vector<uint32_t>> work;
   work.push_back(std::move(*stack));
   size_t steps = 0;
@@ -47,7 +47,11 @@ bool Grammar::Expand(std::vector<uint32_t>* stack,
     // A rule: continue after it (unless it ends the sequence: a tail call
     // keeps the stack flat) once one of its alternatives is read.
     if (elems_[p + 1].kind != GrammarElement::kEnd) st.push_back(p + 1);
-    if (st.size() >= kMaxStackDepth) continue;  // too deep: fail closed
+    if (stats != nullptr) stats->max_depth = std::max(stats->max_depth, st.size());
+    if (st.size() >= kMaxStackDepth) {  // too deep: fail closed
+      if (stats != nullptr) stats->capped = true;
+      continue;
+    }
     for (uint32_t a : alts_[e.arg]) {
       std::vector<uint32_t> next = st;
       if (elems_[a].kind != GrammarElement::kEnd) next.push_back(a);
@@ -57,7 +61,7 @@ bool Grammar::Expand(std::vector<uint32_t>* stack,
   return true;
 }
 
-bool Grammar::Advance(GrammarState* s, uint8_t byte) const {
+bool Grammar::Advance(GrammarState* s, uint8_t byte, AdvanceStats* stats) const {
   std::vector<std::vector<uint32_t>> next;
   for (const auto& st : s->stacks) {
     if (st.empty()) continue;
@@ -65,14 +69,17 @@ bool Grammar::Advance(GrammarState* s, uint8_t byte) const {
     if (!sets_[e.arg].Has(byte)) continue;
     std::vector<uint32_t> moved = st;
     moved.back() += 1;
-    if (!Expand(&moved, &next) || next.size() > 4 * kMaxStacks) {
+    if (!Expand(&moved, &next, stats) || next.size() > 4 * kMaxStacks) {
+      if (stats != nullptr) stats->capped = true;
       s->stacks.clear();
       return false;
     }
   }
+  if (stats != nullptr) stats->max_stacks = std::max(stats->max_stacks, next.size());
   std::sort(next.begin(), next.end());
   next.erase(std::unique(next.begin(), next.end()), next.end());
   if (next.empty() || next.size() > kMaxStacks) {
+    if (stats != nullptr && !next.empty()) stats->capped = true;
     s->stacks.clear();
     return false;
   }

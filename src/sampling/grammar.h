@@ -65,6 +65,14 @@ struct GrammarElement {
 using GrammarSeq = std::vector<GrammarElement>;
 using GrammarAlts = std::vector<GrammarSeq>;
 
+// What Advance calls met (GrammarMaskIndex bounds a whole state's caps by
+// the runs of its stacks' tops alone; mask_index.h).
+struct AdvanceStats {
+  size_t max_stacks = 0;  // most stacks one byte made, before deduplication
+  size_t max_depth = 0;   // deepest stack an expansion checked against the cap
+  bool capped = false;    // a cap above was reached
+};
+
 // The recognizer's state: stacks of element positions, top last.
 struct GrammarState {
   std::vector<std::vector<uint32_t>> stacks;  // sorted, unique
@@ -78,7 +86,9 @@ class Grammar {
   GrammarState Start() const { return start_; }
   // Feeds one byte; false (and *s empty) if the input is no longer a
   // prefix of a sentence, or a cap above was reached.
-  bool Advance(GrammarState* s, uint8_t byte) const;
+  bool Advance(GrammarState* s, uint8_t byte) const { return Advance(s, byte, nullptr); }
+  // The same, adding what it met to *stats (when not null).
+  bool Advance(GrammarState* s, uint8_t byte, AdvanceStats* stats) const;
   bool Advance(GrammarState* s, std::string_view bytes) const {
     for (char c : bytes) {
       if (!Advance(s, static_cast<uint8_t>(c))) return false;
@@ -100,7 +110,8 @@ class Grammar {
   friend class GrammarBuilder;
   // Pushes onto *out every expansion of `stack` whose top is a byte set
   // (or that is empty). false if a cap was reached.
-  bool Expand(std::vector<uint32_t>* stack, std::vector<std::vector<uint32_t>>* out) const;
+  bool Expand(std::vector<uint32_t>* stack, std::vector<std::vector<uint32_t>>* out,
+              AdvanceStats* stats = nullptr) const;
 
   std::vector<GrammarElement> elems_;  // alternatives, each ended by kEnd
   std::vector<ByteSet> sets_;

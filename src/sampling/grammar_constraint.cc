@@ -17,6 +17,7 @@ GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar,
   std::sort(end_tokens_.begin(), end_tokens_.end());
   end_mask_ = TokenSetMask(vocab_->size(), end_tokens_);
   state_ = grammar_->Start();
+  index_ = GrammarMaskIndex::For(grammar_, vocab_);
 }
 
 bool GrammarConstraint::IsEnd(int32_t token) const {
@@ -41,14 +42,23 @@ void GrammarConstraint::Accept(int32_t token) {
 std::span<const uint64_t> GrammarConstraint::AllowedMask() {
   if (finished()) return end_mask_;
   return cache_.Get(state_, state_.Hash(),
-                    [this](std::vector<uint64_t>* bits) { ComputeMask(bits); });
+                    [this](std::vector<uint64_t>* bits) { ComputeMask(bits, true); });
 }
 
-void GrammarConstraint::ComputeMask(std::vector<uint64_t>* bits) const {
-  bits->assign(end_mask_.size(), 0);
-  WalkVocabTrie(*vocab_, vocab_->all(), state_,
-                [this](GrammarState* st, uint8_t byte) { return grammar_->Advance(st, byte); },
-                bits);
+std::vector<uint64_t> GrammarConstraint::ReferenceMask() const {
+  if (finished()) return end_mask_;
+  std::vector<uint64_t> bits;
+  ComputeMask(&bits, /*use_index=*/false);
+  return bits;
+}
+
+void GrammarConstraint::ComputeMask(std::vector<uint64_t>* bits, bool use_index) const {
+  if (!use_index || !index_->Mask(state_, bits)) {
+    bits->assign(end_mask_.size(), 0);
+    WalkVocabTrie(*vocab_, vocab_->all(), state_,
+                  [this](GrammarState* st, uint8_t byte) { return grammar_->Advance(st, byte); },
+                  bits);
+  }
   // End tokens: only once the output is a whole sentence, even if text.
   for (int32_t t : end_tokens_) {
     if (grammar_->Complete(state_)) {

@@ -8,8 +8,12 @@
 //   GrammarConstraint c(*g, vocab, end_tokens);                           // per sequence
 //   loop: c.Allows(argmax) first, else c.AllowedMask(); ... c.Accept(t);
 //
-// A mask walks the vocabulary in byte order as a trie (tokens sharing a
-// rejected prefix are skipped; a shared prefix's state is computed once).
+// A mask comes from the grammar's GrammarMaskIndex (mask_index.h: masks
+// kept per stack top, shared by the sequences of a grammar, and only the
+// tokens that pop past the top walked from the whole state), or, for a
+// state the index cannot bound, from a walk of the whole vocabulary in
+// byte order as a trie (tokens sharing a rejected prefix are skipped; a
+// shared prefix's state is computed once); both give the same mask.
 // Masks are cached by grammar state, up to MaskCache::kEntries per sequence (token_mask.h).
 //
 // Thread safety: the Grammar and VocabBytes are immutable and shared; a
@@ -26,6 +30,7 @@
 
 #include "sampling/grammar.h"
 #include "sampling/json_constraint.h"
+#include "sampling/mask_index.h"
 
 namespace weft::sampling {
 
@@ -50,16 +55,20 @@ class GrammarConstraint {
   // Whether nothing but an end token may come.
   bool finished() const { return broken_ || !grammar_->CanContinue(state_); }
   const GrammarState& state() const { return state_; }
+  // AllowedMask() by a walk of the whole vocabulary, without the index
+  // (tests and benchmarks compare the two).
+  std::vector<uint64_t> ReferenceMask() const;
 
  private:
   bool IsEnd(int32_t token) const;
-  void ComputeMask(std::vector<uint64_t>* bits) const;
+  void ComputeMask(std::vector<uint64_t>* bits, bool use_index) const;
 
   std::shared_ptr<const Grammar> grammar_;
   std::shared_ptr<const VocabBytes> vocab_;
   std::vector<int32_t> end_tokens_;  // sorted
   GrammarState state_;
   bool broken_ = false;
+  std::shared_ptr<GrammarMaskIndex> index_;  // shared per (grammar, vocab)
   MaskCache<GrammarState> cache_;
   std::vector<uint64_t> end_mask_;  // only the end tokens
 };

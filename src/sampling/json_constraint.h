@@ -55,10 +55,10 @@ class VocabBytes {
   // Mask of the plain string-text tokens.
   const std::vector<uint64_t>& plain() const { return plain_; }
   size_t max_piece_bytes() const { return max_len_; }
-
- private:
+  // `ids` (tokens with non-empty pieces) in byte order.
   Sorted SortedOf(std::vector<int32_t> ids) const;
 
+ private:
   std::vector<std::string> pieces_;
   Sorted all_, not_plain_;
   std::vector<uint64_t> plain_;

@@ -105,6 +105,8 @@ class Sampler {
   const SamplingParams& params() const { return params_; }
   const TokenHistory& history() const { return history_; }
   int32_t vocab_size() const { return vocab_size_; }
+  // Structured output's constraint, else null (benchmarks compare its masks).
+  GrammarConstraint* grammar() { return grammar_.get(); }
 
  private:
   SamplingParams params_;

@@ -39,14 +39,15 @@ inline std::vector<uint64_t> TokenSetMask(int32_t vocab_size, std::span<const in
   return mask;
 }
 
-// Sets in *bits the tokens of `sorted` (a VocabBytes::Sorted of `vocab`,
-// json_constraint.h) whose every byte `advance(&state, byte)` accepts,
-// starting from `start`. Pieces are visited in byte order:
-// the state of a prefix shared with the previous piece is kept, and pieces
-// sharing a rejected prefix are skipped without being read.
-template <typename Vocab, typename State, typename Advance>
-void WalkVocabTrie(const Vocab& vocab, const typename Vocab::Sorted& sorted, const State& start,
-                   Advance advance, std::vector<uint64_t>* bits) {
+// Calls visit(id, state) for each token of `sorted` (a VocabBytes::Sorted
+// of `vocab`, json_constraint.h) whose every byte `advance(&state, byte)`
+// accepts, starting from `start`; `state` is the one after its last byte.
+// Pieces are visited in byte order: the state of a prefix shared with the
+// previous piece is kept, and pieces sharing a rejected prefix are skipped
+// without being read.
+template <typename Vocab, typename State, typename Advance, typename Visit>
+void VisitVocabTrie(const Vocab& vocab, const typename Vocab::Sorted& sorted, const State& start,
+                    Advance advance, Visit visit) {
   // states[d]: the state after the first d bytes of the current piece;
   // states[0 .. valid] hold for it. A prefix of `bad` bytes of the last
   // piece was rejected (kNone: none was): pieces sharing it are too.
@@ -68,8 +69,16 @@ void WalkVocabTrie(const Vocab& vocab, const typename Vocab::Sorted& sorted, con
       }
       valid = d + 1;
     }
-    if (bad == kNone) MaskSet(bits, id);
+    if (bad == kNone) visit(id, states[piece.size()]);
   }
+}
+
+// Sets in *bits the tokens of `sorted` that VisitVocabTrie visits.
+template <typename Vocab, typename State, typename Advance>
+void WalkVocabTrie(const Vocab& vocab, const typename Vocab::Sorted& sorted, const State& start,
+                   Advance advance, std::vector<uint64_t>* bits) {
+  VisitVocabTrie(vocab, sorted, start, advance,
+                 [bits](int32_t id, const State&) { MaskSet(bits, static_cast<size_t>(id)); });
 }
 
 // Masks by recognizer state, least recently used evicted first.
