@@ -51,6 +51,11 @@ std::shared_ptr<GrammarMaskIndex> GrammarMaskIndex::For(
   return lru.front();
 }
 
+GrammarMaskIndex::Stats GrammarMaskIndex::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
 size_t GrammarMaskIndex::num_entries() const {
   std::lock_guard<std::mutex> lock(mu_);
   return entries_.size();
@@ -65,6 +70,7 @@ std::shared_ptr<const GrammarMaskIndex::Entry> GrammarMaskIndex::Get(const Key& 
   }
   std::shared_ptr<const Entry> e = Build(key);
   std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.built;
   if (entries_.size() >= kMaxEntries) return e;  // used once, not kept
   return entries_.emplace(key, std::move(e)).first->second;
 }
@@ -102,6 +108,13 @@ std::shared_ptr<const GrammarMaskIndex::Entry> GrammarMaskIndex::Build(const Key
 }
 
 bool GrammarMaskIndex::Mask(const GrammarState& state, std::vector<uint64_t>* bits) {
+  const bool ok = TryMask(state, bits);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++(ok ? stats_.masks : stats_.fallbacks);
+  return ok;
+}
+
+bool GrammarMaskIndex::TryMask(const GrammarState& state, std::vector<uint64_t>* bits) {
   std::vector<std::shared_ptr<const Entry>> used;
   size_t stacks = 0;
   for (const std::vector<uint32_t>& st : state.stacks) {

@@ -58,6 +58,13 @@ class GrammarMaskIndex {
   // false, and *bits unspecified, when the state needs that walk.
   bool Mask(const GrammarState& state, std::vector<uint64_t>* bits);
 
+  // What the index did so far (benchmarks and tests report it).
+  struct Stats {
+    uint64_t masks = 0;      // Mask calls that returned true
+    uint64_t fallbacks = 0;  // ... and false
+    uint64_t built = 0;      // entries built
+  };
+  Stats stats() const;
   size_t num_entries() const;
 
  private:
@@ -73,6 +80,7 @@ class GrammarMaskIndex {
     size_t operator()(const Key& k) const;
   };
 
+  bool TryMask(const GrammarState& state, std::vector<uint64_t>* bits);
   // The entry of `key`, built if new; null if the table is full.
   std::shared_ptr<const Entry> Get(const Key& key);
   std::shared_ptr<const Entry> Build(const Key& key) const;
@@ -81,6 +89,7 @@ class GrammarMaskIndex {
   const std::shared_ptr<const VocabBytes> vocab_;
   mutable std::mutex mu_;
   std::unordered_map<Key, std::shared_ptr<const Entry>, KeyHash> entries_;  // guarded by mu_
+  Stats stats_;  // guarded by mu_
 };
 
 }  // namespace weft::sampling
