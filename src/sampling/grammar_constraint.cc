@@ -11,21 +11,16 @@ namespace weft::sampling {
 GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar,
                                      std::shared_ptr<const VocabBytes> vocab,
                                      std::vector<int32_t> end_tokens)
-    : grammar_(std::move(grammar)), vocab_(std::move(vocab)), end_tokens_(std::move(end_tokens)) {
+    : grammar_(std::move(grammar)),
+      vocab_((CHECK(vocab != nullptr), std::move(vocab))),
+      end_(vocab_->size(), std::move(end_tokens)) {
   CHECK(grammar_ != nullptr);
-  CHECK(vocab_ != nullptr);
-  std::sort(end_tokens_.begin(), end_tokens_.end());
-  end_mask_ = TokenSetMask(vocab_->size(), end_tokens_);
   state_ = grammar_->Start();
   index_ = GrammarMaskIndex::For(grammar_, vocab_);
 }
 
-bool GrammarConstraint::IsEnd(int32_t token) const {
-  return std::binary_search(end_tokens_.begin(), end_tokens_.end(), token);
-}
-
 bool GrammarConstraint::Allows(int32_t token) const {
-  if (IsEnd(token)) return broken_ || grammar_->Complete(state_);
+  if (end_.Has(token)) return broken_ || grammar_->Complete(state_);
   if (broken_) return false;
   const std::string_view piece = vocab_->piece(token);
   if (piece.empty()) return false;
@@ -34,19 +29,19 @@ bool GrammarConstraint::Allows(int32_t token) const {
 }
 
 void GrammarConstraint::Accept(int32_t token) {
-  if (broken_ || IsEnd(token)) return;
+  if (broken_ || end_.Has(token)) return;
   const std::string_view piece = vocab_->piece(token);
   if (piece.empty() || !grammar_->Advance(&state_, piece)) broken_ = true;
 }
 
 std::span<const uint64_t> GrammarConstraint::AllowedMask() {
-  if (finished()) return end_mask_;
+  if (finished()) return end_.mask();
   return cache_.Get(state_, state_.Hash(),
                     [this](std::vector<uint64_t>* bits) { ComputeMask(bits, true); });
 }
 
 std::vector<uint64_t> GrammarConstraint::ReferenceMask() const {
-  if (finished()) return end_mask_;
+  if (finished()) return end_.mask();
   std::vector<uint64_t> bits;
   ComputeMask(&bits, /*use_index=*/false);
   return bits;
@@ -54,13 +49,13 @@ std::vector<uint64_t> GrammarConstraint::ReferenceMask() const {
 
 void GrammarConstraint::ComputeMask(std::vector<uint64_t>* bits, bool use_index) const {
   if (!use_index || !index_->Mask(state_, bits)) {
-    bits->assign(end_mask_.size(), 0);
+    bits->assign(end_.mask().size(), 0);
     WalkVocabTrie(*vocab_, vocab_->all(), state_,
                   [this](GrammarState* st, uint8_t byte) { return grammar_->Advance(st, byte); },
                   bits);
   }
   // End tokens: only once the output is a whole sentence, even if text.
-  for (int32_t t : end_tokens_) {
+  for (int32_t t : end_.tokens()) {
     if (grammar_->Complete(state_)) {
       MaskSet(bits, t);
     } else {

@@ -60,17 +60,15 @@ class GrammarConstraint {
   std::vector<uint64_t> ReferenceMask() const;
 
  private:
-  bool IsEnd(int32_t token) const;
   void ComputeMask(std::vector<uint64_t>* bits, bool use_index) const;
 
   std::shared_ptr<const Grammar> grammar_;
   std::shared_ptr<const VocabBytes> vocab_;
-  std::vector<int32_t> end_tokens_;  // sorted
+  EndTokens end_;
   GrammarState state_;
   bool broken_ = false;
   std::shared_ptr<GrammarMaskIndex> index_;  // shared per (grammar, vocab)
   MaskCache<GrammarState> cache_;
-  std::vector<uint64_t> end_mask_;  // only the end tokens
 };
 
 }  // namespace weft::sampling

@@ -54,19 +54,12 @@ VocabBytes::Sorted VocabBytes::SortedOf(std::vector<int32_t> ids) const {
 
 JsonConstraint::JsonConstraint(std::shared_ptr<const VocabBytes> vocab,
                                std::vector<int32_t> end_tokens)
-    : vocab_(std::move(vocab)), end_tokens_(std::move(end_tokens)) {
-  CHECK(vocab_ != nullptr);
-  std::sort(end_tokens_.begin(), end_tokens_.end());
-  end_mask_ = TokenSetMask(vocab_->size(), end_tokens_);
-}
-
-bool JsonConstraint::IsEnd(int32_t token) const {
-  return std::binary_search(end_tokens_.begin(), end_tokens_.end(), token);
-}
+    : vocab_((CHECK(vocab != nullptr), std::move(vocab))),
+      end_(vocab_->size(), std::move(end_tokens)) {}
 
 bool JsonConstraint::Allows(int32_t token) const {
-  if (broken_ || complete()) return IsEnd(token);
-  if (IsEnd(token)) return false;
+  if (broken_ || complete()) return end_.Has(token);
+  if (end_.Has(token)) return false;
   const std::string_view piece = vocab_->piece(token);
   if (piece.empty()) return false;
   JsonState s = state_;
@@ -74,7 +67,7 @@ bool JsonConstraint::Allows(int32_t token) const {
 }
 
 void JsonConstraint::Accept(int32_t token) {
-  if (broken_ || IsEnd(token)) return;
+  if (broken_ || end_.Has(token)) return;
   const std::string_view piece = vocab_->piece(token);
   if (complete() || piece.empty() || !JsonAdvance(&state_, piece)) {
     broken_ = true;
@@ -82,7 +75,7 @@ void JsonConstraint::Accept(int32_t token) {
 }
 
 std::span<const uint64_t> JsonConstraint::AllowedMask() {
-  if (broken_ || complete()) return end_mask_;
+  if (broken_ || complete()) return end_.mask();
   // JsonState compares bytewise: the hash is not needed.
   return cache_.Get(state_, 0, [this](std::vector<uint64_t>* bits) { ComputeMask(bits); });
 }
@@ -93,11 +86,11 @@ void JsonConstraint::ComputeMask(std::vector<uint64_t>* bits) const {
     *bits = vocab_->plain();  // they leave state_ as it is: all allowed
     WalkVocabTrie(*vocab_, vocab_->not_plain(), state_, advance, bits);
   } else {
-    bits->assign(end_mask_.size(), 0);
+    bits->assign(end_.mask().size(), 0);
     WalkVocabTrie(*vocab_, vocab_->all(), state_, advance, bits);
   }
   // The object is open: no end token yet, even one that is also text.
-  for (int32_t t : end_tokens_) MaskClear(bits, t);
+  for (int32_t t : end_.tokens()) MaskClear(bits, t);
 }
 
 }  // namespace weft::sampling

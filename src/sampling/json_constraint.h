@@ -86,15 +86,13 @@ class JsonConstraint {
   bool complete() const { return JsonComplete(state_); }
 
  private:
-  bool IsEnd(int32_t token) const;
   void ComputeMask(std::vector<uint64_t>* bits) const;
 
   std::shared_ptr<const VocabBytes> vocab_;
-  std::vector<int32_t> end_tokens_;  // sorted
+  EndTokens end_;
   JsonState state_;
   bool broken_ = false;
   MaskCache<JsonState> cache_;
-  std::vector<uint64_t> end_mask_;  // only the end tokens
 };
 
 }  // namespace weft::sampling

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "util/check.h"
@@ -72,6 +73,27 @@ void VisitVocabTrie(const Vocab& vocab, const typename Vocab::Sorted& sorted, co
     if (bad == kNone) visit(id, states[piece.size()]);
   }
 }
+
+// The tokens that end generation under a constraint: which they are, and
+// their mask (the whole mask once the constraint is complete or broken).
+// Thread safety: immutable after construction.
+class EndTokens {
+ public:
+  // REQUIRES: every token in [0, vocab_size).
+  EndTokens(int32_t vocab_size, std::vector<int32_t> tokens) : tokens_(std::move(tokens)) {
+    std::sort(tokens_.begin(), tokens_.end());
+    mask_ = TokenSetMask(vocab_size, tokens_);
+  }
+  bool Has(int32_t token) const {
+    return std::binary_search(tokens_.begin(), tokens_.end(), token);
+  }
+  std::span<const int32_t> tokens() const { return tokens_; }  // sorted
+  const std::vector<uint64_t>& mask() const { return mask_; }
+
+ private:
+  std::vector<int32_t> tokens_;  // sorted
+  std::vector<uint64_t> mask_;
+};
 
 // Sets in *bits the tokens of `sorted` that VisitVocabTrie visits.
 template <typename Vocab, typename State, typename Advance>
