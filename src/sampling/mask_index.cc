@@ -36,7 +36,7 @@ std::shared_ptr<GrammarMaskIndex> GrammarMaskIndex::For(
     const std::shared_ptr<const Grammar>& grammar, const std::shared_ptr<const VocabBytes>& vocab) {
   // Indexes hold their grammar and vocabulary: a pointer is not reused
   // while its entry is here.
-  static constexpr size_t kIndexes = 16;
+  static constexpr size_t kIndexes = 8;
   static std::mutex mu;
   static std::list<std::shared_ptr<GrammarMaskIndex>> lru;  // most recent first
   std::lock_guard<std::mutex> lock(mu);
