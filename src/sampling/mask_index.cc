@@ -10,9 +10,49 @@
 namespace weft::sampling {
 namespace {
 
+// The states a key's walk meets, interned, and their transitions, found
+// once each: the walk meets few distinct states many times (inside a
+// string, every plain character leads back to the same one).
+class StateMemo {
+ public:
+  StateMemo(const Grammar& g, AdvanceStats* stats) : g_(g), stats_(stats) {}
+
+  int32_t Intern(GrammarState s) {
+    const uint64_t h = s.Hash();
+    auto [lo, hi] = by_hash_.equal_range(h);
+    for (auto it = lo; it != hi; ++it) {
+      if (states_[static_cast<size_t>(it->second)] == s) return it->second;
+    }
+    const auto id = static_cast<int32_t>(states_.size());
+    complete_.push_back(g_.Complete(s));
+    states_.push_back(std::move(s));
+    by_hash_.emplace(h, id);
+    return id;
+  }
+  // The state after `byte` from state `id`; -1 if it is rejected.
+  int32_t Next(int32_t id, uint8_t byte) {
+    const uint64_t key = static_cast<uint64_t>(id) << 8 | byte;
+    auto it = next_.find(key);
+    if (it != next_.end()) return it->second;
+    GrammarState s = states_[static_cast<size_t>(id)];
+    const int32_t to = g_.Advance(&s, byte, stats_) ? Intern(std::move(s)) : -1;
+    next_.emplace(key, to);
+    return to;
+  }
+  bool complete(int32_t id) const { return complete_[static_cast<size_t>(id)]; }
+
+ private:
+  const Grammar& g_;
+  AdvanceStats* stats_;
+  std::vector<GrammarState> states_;
+  std::vector<bool> complete_;
+  std::unordered_multimap<uint64_t, int32_t> by_hash_;
+  std::unordered_map<uint64_t, int32_t> next_;  // id << 8 | byte
+};
+
 // The run of a piece from a key alone (GrammarMaskIndex::Build).
 struct LocalRun {
-  GrammarState state;
+  int32_t state = 0;    // StateMemo id
   bool popped = false;  // a byte came after a stack popped the key
   bool dead = false;    // no stack left after popping the key once
 };
@@ -78,23 +118,30 @@ std::shared_ptr<const GrammarMaskIndex::Entry> GrammarMaskIndex::Get(const Key& 
 std::shared_ptr<const GrammarMaskIndex::Entry> GrammarMaskIndex::Build(const Key& key) const {
   auto e = std::make_shared<Entry>();
   const bool whole = key[0] == 1;
-  LocalRun start;
-  start.state.stacks.emplace_back(key.begin() + 1, key.end());
   AdvanceStats stats;
+  StateMemo memo(*grammar_, &stats);
+  GrammarState key_state;
+  key_state.stacks.emplace_back(key.begin() + 1, key.end());
+  LocalRun start;
+  start.state = memo.Intern(std::move(key_state));
   // A stack that popped the key is the empty stack (it accepts no byte):
   // with the whole stack that is the real run; else what lies below the
   // key would go on, so a run that reads on from there is uncertain.
   auto advance = [&](LocalRun* r, uint8_t byte) {
     if (r->dead) return true;
-    if (!whole && grammar_->Complete(r->state)) r->popped = true;
-    if (grammar_->Advance(&r->state, byte, &stats)) return true;
+    if (!whole && memo.complete(r->state)) r->popped = true;
+    const int32_t next = memo.Next(r->state, byte);
+    if (next >= 0) {
+      r->state = next;
+      return true;
+    }
     r->dead = r->popped;
     return r->dead;
   };
   e->accepted.assign((static_cast<size_t>(vocab_->size()) + 63) / 64, 0);
   std::vector<int32_t> uncertain;
   VisitVocabTrie(*vocab_, vocab_->all(), start, advance, [&](int32_t id, const LocalRun& r) {
-    if (r.popped || r.dead || (!whole && grammar_->Complete(r.state))) {
+    if (r.popped || r.dead || (!whole && memo.complete(r.state))) {
       uncertain.push_back(id);
     } else {
       MaskSet(&e->accepted, static_cast<size_t>(id));
