@@ -172,6 +172,8 @@ server::EngineInfo MakeEngineInfo(const EngineConfig& config,
   // max_queue: the server's own limit is the one clients meet (429).
   ei.kv_block_size = s.kv.block_size;
   ei.kv_bytes = static_cast<int64_t>(s.kv_bytes_used);
+  ei.kv_type = config.kv_type;
+  ei.prefix_caching = s.sched.enable_prefix_caching;
   ei.scheduling_policy =
       s.sched.policy == engine::SchedulingPolicy::kPriority ? "priority" : "fcfs";
   if (s.sched.target_itl_ms > 0) ei.target_itl_ms = s.sched.target_itl_ms;

@@ -165,6 +165,8 @@ struct EngineInfo {
   std::optional<int64_t> max_queue;            // waiting requests allowed
   std::optional<int64_t> kv_block_size;        // tokens per KV block
   std::optional<int64_t> kv_bytes;             // KV cache bytes
+  std::optional<std::string> kv_type;          // KV row storage: "f16", ...
+  std::optional<bool> prefix_caching;          // KV reuse of shared prefixes
   std::optional<std::string> scheduling_policy;  // "fcfs" or "priority"
   std::optional<double> target_itl_ms;  // pass-size latency target; unset
                                         // = off (fixed token budget)

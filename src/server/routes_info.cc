@@ -117,8 +117,8 @@ void HandleDetokenize(ServerState& s, Exchange& ex) {
 
 void HandleMetrics(ServerState& s, Exchange& ex) {
   BackendStats st = s.backend->Stats();
-  std::string text =
-      s.metrics.Render(st, s.http ? s.http->open_connections() : 0);
+  std::string text = s.metrics.Render(st, s.backend->engine_info(),
+                                      s.http ? s.http->open_connections() : 0);
   s.metrics.RecordHttp(200);
   ex.Respond(200, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
 }

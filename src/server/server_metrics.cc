@@ -1,5 +1,7 @@
 #include "server/server_metrics.h"
 
+#include <chrono>
+
 namespace weft::server {
 
 namespace {
@@ -14,6 +16,13 @@ const std::vector<double> kItlBuckets = {
 const std::vector<double> kLatencyBuckets = {
     0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,    10.0,  15.0, 20.0,
     30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+
+const char kCacheConfigHelp[] = "Information of the LLMEngine CacheConfig";
+const char kLoraHelp[] = "Running stats on lora requests.";
+// No adapters: vLLM's label values for an empty adapter set.
+const Labels kNoLora = {{"max_lora", "0"},
+                        {"running_lora_adapters", ""},
+                        {"waiting_lora_adapters", ""}};
 
 }  // namespace
 
@@ -32,6 +41,7 @@ ServerMetrics::ServerMetrics(const std::string& model_name)
              "Number of requests waiting to be processed.", Model());
   r.GetGauge("vllm:kv_cache_usage_perc",
              "KV-cache usage. 1 means 100 percent usage.", Model());
+  r.GetGauge("vllm:lora_requests_info", kLoraHelp, kNoLora);
   r.GetCounter("vllm:prefix_cache_queries_total",
                "Prefix cache queries, in terms of number of queried tokens.",
                Model());
@@ -102,9 +112,36 @@ void ServerMetrics::RecordHttp(int status) {
       ->Inc();
 }
 
-std::string ServerMetrics::Render(const BackendStats& s,
+void ServerMetrics::RenderCacheConfig(const BackendStats& s,
+                                      const EngineInfo& e) {
+  if (!s.kv_blocks_total || !e.kv_block_size) return;
+  // vLLM's labels are its CacheConfig fields as Python prints them; these
+  // are the ones Weft has a true value for. cache_dtype is Weft's own name
+  // of the KV row type (f16, f32, q8_0).
+  Labels labels = {{"engine", "0"},
+                   {"block_size", std::to_string(*e.kv_block_size)},
+                   {"num_gpu_blocks", std::to_string(*s.kv_blocks_total)}};
+  if (e.kv_type) labels["cache_dtype"] = *e.kv_type;
+  if (e.prefix_caching) {
+    labels["enable_prefix_caching"] = *e.prefix_caching ? "True" : "False";
+  }
+  registry_.GetGauge("vllm:cache_config_info", kCacheConfigHelp, labels)
+      ->Set(1);
+}
+
+std::string ServerMetrics::Render(const BackendStats& s, const EngineInfo& e,
                                   int64_t open_connections) {
+  const double now = std::chrono::duration<double>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  return Render(s, e, open_connections, now);
+}
+
+std::string ServerMetrics::Render(const BackendStats& s, const EngineInfo& e,
+                                  int64_t open_connections, double unix_now) {
   MetricsRegistry& r = registry_;
+  RenderCacheConfig(s, e);
+  r.GetGauge("vllm:lora_requests_info", "", kNoLora)->Set(unix_now);
   r.GetGauge("vllm:num_requests_running", "", Model())->Set(s.num_running);
   r.GetGauge("vllm:num_requests_waiting", "", Model())->Set(s.num_waiting);
   double usage = 0;

@@ -3,6 +3,15 @@
 // Counters follow Prometheus naming (`_total` suffix), as vLLM's
 // prometheus_client exposition does.
 //
+// The series an inference-gateway endpoint picker reads (the Gateway API
+// Inference Extension's model-server protocol, llm-d) follow vLLM's
+// meaning: vllm:num_requests_waiting / _running, vllm:kv_cache_usage_perc
+// (a 0..1 fraction of blocks in use, cached-but-free blocks counting as
+// free), vllm:cache_config_info (an info gauge, value 1, whose labels carry
+// block_size and num_gpu_blocks) and vllm:lora_requests_info (value: the
+// Unix time of the snapshot; labels max_lora, running_lora_adapters and
+// waiting_lora_adapters, "0" and empty: Weft serves no adapters).
+//
 // Thread safety: as MetricsRegistry (any thread).
 #pragma once
 
@@ -28,12 +37,18 @@ class ServerMetrics {
   void RecordRejected() { rejected_->Inc(); }
 
   // Refreshes engine-side values, then renders the exposition text.
-  std::string Render(const BackendStats& stats, int64_t open_connections);
+  // `unix_now`: the wall-clock time stamped on vllm:lora_requests_info.
+  std::string Render(const BackendStats& stats, const EngineInfo& engine,
+                     int64_t open_connections);
+  std::string Render(const BackendStats& stats, const EngineInfo& engine,
+                     int64_t open_connections, double unix_now);
 
   MetricsRegistry& registry() { return registry_; }
 
  private:
   Labels Model(Labels extra = {}) const;
+  // vllm:cache_config_info, once the KV geometry is known.
+  void RenderCacheConfig(const BackendStats& stats, const EngineInfo& engine);
 
   const std::string model_name_;
   MetricsRegistry registry_;

@@ -103,7 +103,7 @@ TEST(MetricsTest, ServerMetricsHaveVllmNames) {
   s.kv_blocks_used = 4;
   s.prefix_cache_queries = 100;
   s.prefix_cache_hits = 40;
-  std::string text = m.Render(s, 3);
+  std::string text = m.Render(s, EngineInfo{}, 3);
   ExpectValidExposition(text);
   for (const char* line : {
            "vllm:num_requests_running{model_name=\"my-model\"} 2",
@@ -124,6 +124,41 @@ TEST(MetricsTest, ServerMetricsHaveVllmNames) {
   EXPECT_NE(text.find("# TYPE vllm:inter_token_latency_seconds histogram"),
             std::string::npos);
   EXPECT_NE(text.find("# TYPE vllm:request_queue_time_seconds histogram"),
+            std::string::npos);
+}
+
+// The series an inference gateway's endpoint picker reads besides the
+// queue and KV gauges, with vLLM's names, labels and values.
+TEST(MetricsTest, GatewayInfoSeriesFollowVllm) {
+  ServerMetrics m("my-model");
+  BackendStats s;
+  EngineInfo e;
+  // Before the KV geometry is known there is no cache_config_info.
+  std::string text = m.Render(s, e, 0, 1764800000.5);
+  ExpectValidExposition(text);
+  EXPECT_EQ(text.find("vllm:cache_config_info"), std::string::npos);
+  EXPECT_NE(text.find("vllm:lora_requests_info{max_lora=\"0\","
+                      "running_lora_adapters=\"\",waiting_lora_adapters=\"\"}"
+                      " 1764800000.5\n"),
+            std::string::npos)
+      << text;
+  s.kv_blocks_total = 1234;
+  s.kv_blocks_used = 0;
+  e.kv_block_size = 16;
+  e.kv_type = "f16";
+  e.prefix_caching = true;
+  text = m.Render(s, e, 0, 1764800001.0);
+  ExpectValidExposition(text);
+  EXPECT_NE(text.find("# TYPE vllm:cache_config_info gauge\n"
+                      "vllm:cache_config_info{block_size=\"16\","
+                      "cache_dtype=\"f16\",enable_prefix_caching=\"True\","
+                      "engine=\"0\",num_gpu_blocks=\"1234\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("running_lora_adapters=\"\",waiting_lora_adapters=\"\"}"
+                      " 1764800001\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("vllm:kv_cache_usage_perc{model_name=\"my-model\"} 0\n"),
             std::string::npos);
 }
 
