@@ -13,7 +13,7 @@ CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 
 .PHONY: all deps model configure build test test-asan test-tsan test-ci-asan test-aarch64 \
-        unit inspect run serve chat fuzz soak api-fuzz format clean
+        unit inspect run serve chat fuzz soak api-fuzz replicas replicas-test format clean
 
 all: build
 
@@ -121,6 +121,25 @@ API_FUZZ_MODEL ?= $(abspath ../shared/models/stories260K.gguf)
 API_FUZZ_ARGS ?=
 api-fuzz: build
 	@bash scripts/api-fuzz.sh $(WEFT) $(API_FUZZ_MODEL) $(API_FUZZ_ARGS)
+
+# N replicas of `weft serve` behind nginx (scripts/replicas.sh) until Ctrl-C.
+REPLICAS ?= 2
+replicas: model build
+	@WEFT=$(WEFT) MODEL=$(MODEL) bash scripts/replicas.sh $(REPLICAS)
+
+# The replica checks (tests/python/test_replicas.py) at full S1 size: S1
+# through nginx while every replica restarts in turn (0 failed, 0
+# truncated, KV idle after), and a SIGKILL under load (only the killed
+# replica's running requests fail). ctest's replicas_py is a short run of
+# the same file. Bench JSON in build/replicas/.
+REPLICAS_SECONDS ?= 90
+replicas-test: model build
+	@mkdir -p build/replicas
+	@REPLICAS_N=$(REPLICAS) REPLICAS_SECONDS=$(REPLICAS_SECONDS) \
+	  REPLICAS_CONCURRENCY=8 REPLICAS_PROMPT_TOKENS=256 REPLICAS_OUTPUT_TOKENS=128 \
+	  REPLICAS_SERVE_ARGS="--kv-memory 256M" REPLICAS_OUT=build/replicas \
+	  WEFT_BINARY=$(WEFT) WEFT_SOURCE_DIR=$(CURDIR) \
+	  .venv/bin/python -m pytest -q -s -p no:cacheprovider tests/python/test_replicas.py
 
 format:
 	@clang-format -i $$(git ls-files '*.h' '*.cc')

@@ -13,6 +13,7 @@ APT_PACKAGES=(
   clang libclang-rt-14-dev
   python3 python3-venv python3-pip
   tmux
+  nginx curl
 )
 
 source scripts/apt.sh

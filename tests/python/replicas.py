@@ -2,7 +2,9 @@
 replicas' Prometheus metrics (prometheus_client's parser) and nginx's
 access log (the format scripts/replicas.sh writes)."""
 import os
+import signal
 import subprocess
+import time
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -35,7 +37,12 @@ class Replicas:
         self._run("restart", self.dir, str(i))
 
     def kill(self, i):
-        self._run("kill", self.dir, str(i))
+        """SIGKILL replica i; returns the time just before the signal."""
+        with open(os.path.join(self.dir, f"replica-{i}.pid")) as f:
+            pid = int(f.read())
+        t = time.time()
+        os.kill(pid, signal.SIGKILL)
+        return t
 
     def revive(self, i):
         self._run("revive", self.dir, str(i))
