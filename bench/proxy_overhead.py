@@ -39,6 +39,30 @@ def ttft(url, body):
     return first * 1000
 
 
+def measure(direct_url, proxy_url, pairs, max_tokens=2,
+            prompt="The capital of France is"):
+    """Interleaved TTFT pairs; returns the summary as a dict (ms)."""
+    body = json.dumps({"prompt": prompt, "max_tokens": max_tokens,
+                       "temperature": 0, "stream": True, "ignore_eos": True})
+    for _ in range(5):  # warm-up: prefix cache, connections, page cache
+        ttft(direct_url, body)
+        ttft(proxy_url, body)
+    direct, proxy = [], []
+    for i in range(pairs):
+        order = [(direct_url, direct), (proxy_url, proxy)]
+        for url, out in (order if i % 2 == 0 else order[::-1]):
+            out.append(ttft(url, body))
+    diff = [p - d for p, d in zip(proxy, direct)]
+    return {
+        "pairs": pairs,
+        "direct_ttft_p50_ms": round(statistics.median(direct), 3),
+        "proxy_ttft_p50_ms": round(statistics.median(proxy), 3),
+        "p50_difference_ms": round(statistics.median(proxy) -
+                                   statistics.median(direct), 3),
+        "median_pair_difference_ms": round(statistics.median(diff), 3),
+    }
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--direct", required=True, help="a replica's base URL")
@@ -47,25 +71,8 @@ def main():
     p.add_argument("--max-tokens", type=int, default=2)
     p.add_argument("--prompt", default="The capital of France is")
     a = p.parse_args()
-    body = json.dumps({"prompt": a.prompt, "max_tokens": a.max_tokens,
-                       "temperature": 0, "stream": True, "ignore_eos": True})
-    for _ in range(5):  # warm-up: prefix cache, connections, page cache
-        ttft(a.direct, body)
-        ttft(a.proxy, body)
-    direct, proxy = [], []
-    for i in range(a.pairs):
-        order = [(a.direct, direct), (a.proxy, proxy)]
-        for url, out in (order if i % 2 == 0 else order[::-1]):
-            out.append(ttft(url, body))
-    diff = [p - d for p, d in zip(proxy, direct)]
-    print(json.dumps({
-        "pairs": a.pairs,
-        "direct_ttft_p50_ms": round(statistics.median(direct), 3),
-        "proxy_ttft_p50_ms": round(statistics.median(proxy), 3),
-        "p50_difference_ms": round(statistics.median(proxy) -
-                                   statistics.median(direct), 3),
-        "median_pair_difference_ms": round(statistics.median(diff), 3),
-    }))
+    print(json.dumps(measure(a.direct, a.proxy, a.pairs, a.max_tokens,
+                             a.prompt)))
 
 
 if __name__ == "__main__":

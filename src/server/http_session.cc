@@ -42,6 +42,12 @@ class Session : public Exchange, public std::enable_shared_from_this<Session> {
       : stream_(std::move(socket)), srv_(srv), cfg_(srv->config) {
     srv_->connections++;
     beast::error_code ec;
+    // A stream is many small writes (headers, then one SSE chunk per
+    // token). With Nagle's algorithm a chunk written while the previous
+    // write is unacknowledged waits for the peer's delayed ACK (up to
+    // 40 ms), which on a kept-alive connection (a proxy's) delays the first
+    // token by tens of milliseconds.
+    stream_.socket().set_option(tcp::no_delay(true), ec);
     auto ep = stream_.socket().remote_endpoint(ec);
     if (!ec) remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
   }
