@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # N `weft serve` replicas on loopback ports behind nginx (Debian's, run as a
 # user-space process with its own prefix, config and logs in a state
-# folder): least_conn, retries on connection errors only, streaming
-# unbuffered, HTTP/1.1 keep-alive to the replicas. docs/deploy.md explains
+# folder): least_conn, retries on connection errors before a response
+# header only, streaming unbuffered, HTTP/1.1 keep-alive to the replicas. docs/deploy.md explains
 # each proxy setting and how it maps onto the Kubernetes deployment.
 #
 #   scripts/replicas.sh N                 start N replicas and the proxy,
@@ -102,7 +102,14 @@ EOF
       proxy_read_timeout 1h;
       proxy_send_timeout 1h;
       proxy_connect_timeout 2s;
-      proxy_next_upstream error timeout;
+      # Another replica only when no response header came back: a refused
+      # or reset connection, a request sent into a kept-alive connection
+      # whose replica just died. POST needs non_idempotent for that; Weft
+      # sends a stream's headers as soon as the engine accepted it, so an
+      # accepted stream is never re-sent (a non-streamed request has its
+      # headers only at the end: one running on a replica that dies is run
+      # again elsewhere). HTTP statuses (429, 503) go to the client.
+      proxy_next_upstream error timeout non_idempotent;
       proxy_next_upstream_tries 0;
     }
   }

@@ -38,9 +38,10 @@ N = int(os.environ.get("REPLICAS_N", "2"))
 SECONDS = float(os.environ.get("REPLICAS_SECONDS", "40"))
 CONCURRENCY = int(os.environ.get("REPLICAS_CONCURRENCY", "4"))
 PROMPT_TOKENS = int(os.environ.get("REPLICAS_PROMPT_TOKENS", "64"))
-OUTPUT_TOKENS = int(os.environ.get("REPLICAS_OUTPUT_TOKENS", "32"))
+OUTPUT_TOKENS = int(os.environ.get("REPLICAS_OUTPUT_TOKENS", "64"))
 SERVE_ARGS = os.environ.get("REPLICAS_SERVE_ARGS", "--kv-memory 64M")
 OUT_DIR = os.environ.get("REPLICAS_OUT")  # keep the bench JSON here
+MAX_PROXY_MS = float(os.environ.get("REPLICAS_MAX_PROXY_MS", "25"))
 
 
 @pytest.fixture
@@ -96,8 +97,12 @@ def test_rolling_restart_loses_nothing(replicas, tmp_path):
                for n in re.findall(r"draining (\d+) in-flight", replicas.log(i))]
     print(f"in-flight requests drained at each SIGTERM: {drained}")
     assert sum(drained) > 0, replicas.logs()
-    # Every replica served requests after its restart.
-    served = {u for row in replicas.access_log() for u in row["upstreams"]}
+    # Every replica served requests after its restart, and the proxy
+    # re-sent no request a replica had answered.
+    rows = replicas.access_log()
+    for row in rows:
+        assert all(u == "502" for u in row["upstream_status"][:-1]), row
+    served = {u for row in rows for u in row["upstreams"]}
     assert served == {f"127.0.0.1:{p}" for p in replicas.ports}
     check_idle(replicas)
 
@@ -154,6 +159,7 @@ def test_sigkill_fails_only_the_running_requests(replicas):
     time.sleep(3)
     t_kill = replicas.kill(0)
     time.sleep(3)
+    t_revive = time.time()
     replicas.revive(0)
     t_back = time.time()
     time.sleep(4)
@@ -182,13 +188,15 @@ def test_sigkill_fails_only_the_running_requests(replicas):
     for i in running - failed:
         assert results[i]["end"] < t_kill + 0.1, (results[i], log[i])
     assert 0 < len(failed) <= CONCURRENCY
-    # Between the kill and the replica's return nothing was answered by it:
-    # each refused connect went on to another replica.
+    # Between the kill and the replica's restart nothing was answered by
+    # it: each refused connect went on to another replica.
     for row in log.values():
-        if t_kill + 0.5 < row["end"] - row["time"] < t_back:
+        if t_kill + 0.5 < row["end"] - row["time"] < t_revive:
             assert row["upstreams"][-1] != victim, row
+    # Retried only before any response header: nothing a replica accepted.
     for row in retried:
         assert row["upstreams"][0] == victim and row["status"] == 200, row
+        assert all(u == "502" for u in row["upstream_status"][:-1]), row
     # Back in rotation once ready (fail_timeout 1 s).
     assert any(row["upstreams"][-1] == victim and row["status"] == 200
                for row in log.values() if row["end"] - row["time"] > t_back + 1.5)
@@ -197,12 +205,14 @@ def test_sigkill_fails_only_the_running_requests(replicas):
 
 def test_proxy_adds_little_latency(replicas):
     """Interleaved pairs, proxy vs straight to a replica. The target is
-    2 ms at p50 (0.3 to 1.4 ms measured with bench/proxy_overhead.py); the
-    bound leaves room for a loaded machine (ctest -j) and still catches a
-    proxy that buffers or waits on delayed ACKs (+12 ms before TCP_NODELAY)."""
+    2 ms at p50: 0.3 to 1.4 ms measured with bench/proxy_overhead.py on a
+    quiet machine, but each proxied request waits for nginx to be scheduled
+    twice, and at a load average of 15 on 2 cores that alone added 10 ms.
+    So the bound (REPLICAS_MAX_PROXY_MS) only catches gross faults; the
+    delayed-ACK stall is caught by the kept-alive test below."""
     r = proxy_overhead.measure(replicas.replica_url(0), replicas.url, 60)
     print(r)
-    assert r["median_pair_difference_ms"] < 8, r
+    assert r["median_pair_difference_ms"] < MAX_PROXY_MS, r
 
 
 def test_kept_alive_connections_stream_without_delay(replicas):
