@@ -2,8 +2,9 @@
 # N `weft serve` replicas on loopback ports behind nginx (Debian's, run as a
 # user-space process with its own prefix, config and logs in a state
 # folder): least_conn, retries on connection errors before a response
-# header only, streaming unbuffered, HTTP/1.1 keep-alive to the replicas. docs/deploy.md explains
-# each proxy setting and how it maps onto the Kubernetes deployment.
+# header only, streaming unbuffered, HTTP/1.1 keep-alive to the replicas.
+# docs/deploy.md explains each proxy setting and how it maps onto the
+# Kubernetes deployment.
 #
 #   scripts/replicas.sh N                 start N replicas and the proxy,
 #                                         serve until Ctrl-C, then stop all
@@ -239,7 +240,7 @@ case "${1:-}" in
   kill) kill -KILL "$(pid_of "$2" "$3")" ;;
   revive) start_replica "$2" "$3"; wait_ready "$2" "$3" ;;
   stop) cmd_stop "$2" ;;
-  ''|-h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+  ''|-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
   *)
     n="$1"
     dir="$(mktemp -d /tmp/weft-replicas.XXXXXX)"
