@@ -107,64 +107,38 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
   }
 }
 
-// y_r[i .. i + 8V) += sum over p of alpha_r[p] * rows[p][i .. i + 8V), for
-// R rows, accumulating in registers over the np positions.
-template <int R, int V, typename K>
-static inline void WsumBlock(const void* const* rows, int64_t np,
-                             const float* alpha, int64_t as, int64_t i,
-                             float* y, int64_t ys) {
-  __m256 acc[R][V];
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_loadu_ps(y + r * ys + i + 8 * v);
-  }
-  for (int64_t p = 0; p < np; ++p) {
-    const K* x = static_cast<const K*>(rows[p]) + i;
-    __m256 xv[V];
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) xv[v] = Load8(x + 8 * v);
-#pragma GCC unroll 4
+// WsumBlock's vector operations on 8 lanes (no masks: the AVX2 rows end
+// with a scalar tail).
+struct Ops8 {
+  using V = __m256;
+  using Mask = int;
+  static constexpr int kLanes = 8;
+  static constexpr Mask kAll = 0;
+  static V LoadY(const float* p, Mask) { return _mm256_loadu_ps(p); }
+  template <typename K>
+  static V Load(const K* p, Mask) { return Load8(p); }
+  static void StoreY(float* p, Mask, V v) { _mm256_storeu_ps(p, v); }
+  static V Set1(float a) { return _mm256_set1_ps(a); }
+  static V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  // R rows over n columns: WsumBlock's blocks, then the tail.
+  template <int R, typename K>
+  static void Rows(const void* const* rows, int64_t np, const float* alpha, int64_t as,
+                   int64_t n, float* y, int64_t ys) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) WsumBlock<Ops8, R, 2, K>(rows, np, alpha, as, i, 0, y, ys);
+    if (i + 8 <= n) {
+      WsumBlock<Ops8, R, 1, K>(rows, np, alpha, as, i, 0, y, ys);
+      i += 8;
+    }
     for (int r = 0; r < R; ++r) {
-      const __m256 al = _mm256_set1_ps(alpha[r * as + p]);
-#pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_ps(al, xv[v], acc[r][v]);
+      for (int64_t p = 0; p < np; ++p) {
+        const float a = alpha[r * as + p];
+        const K* x = static_cast<const K*>(rows[p]);
+        for (int64_t j = i; j < n; ++j) y[r * ys + j] += a * Scalar(x[j]);
+      }
     }
   }
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) _mm256_storeu_ps(y + r * ys + i + 8 * v, acc[r][v]);
-  }
-}
-
-template <int R, typename K>
-static inline void WsumRows(const void* const* rows, int64_t np,
-                            const float* alpha, int64_t as, int64_t n,
-                            float* y, int64_t ys) {
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) WsumBlock<R, 2, K>(rows, np, alpha, as, i, y, ys);
-  if (i + 8 <= n) {
-    WsumBlock<R, 1, K>(rows, np, alpha, as, i, y, ys);
-    i += 8;
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int64_t p = 0; p < np; ++p) {
-      const float a = alpha[r * as + p];
-      const K* x = static_cast<const K*>(rows[p]);
-      for (int64_t j = i; j < n; ++j) y[r * ys + j] += a * Scalar(x[j]);
-    }
-  }
-}
-
-template <typename K>
-void Wsum(const void* const* rows, int64_t np, const float* alpha, int64_t as, int nr,
-          int64_t n, float* y, int64_t ys) {
-  WsumBlocks(rows, np, alpha, as, nr, y, ys,
-             [&]<int R>(const void* const* rs, int64_t pn, const float* a, float* yr) {
-               WsumRows<R, K>(rs, pn, a, as, n, yr, ys);
-             });
-}
+};
 
 // The one-row dot: two accumulators over 16-element steps, one 8-element
 // step into the first, HsumPs of their sum, the scalar tail.
@@ -188,7 +162,7 @@ float Dot(const float* a, const K* b, int64_t n) {
 template <typename K>
 void Axpy(float alpha, const K* x, float* y, int64_t n) {
   const void* row = x;
-  WsumRows<1, K>(&row, 1, &alpha, 0, n, y, 0);
+  Ops8::Rows<1, K>(&row, 1, &alpha, 0, n, y, 0);
 }
 
 }  // namespace
@@ -200,8 +174,8 @@ void FillAttention(KernelTable* t) {
   t->axpy_f16 = Axpy<uint16_t>;
   t->scores_f32 = Scores<float>;
   t->scores_f16 = Scores<uint16_t>;
-  t->wsum_f32 = Wsum<float>;
-  t->wsum_f16 = Wsum<uint16_t>;
+  t->wsum_f32 = Wsum<Ops8, float>;
+  t->wsum_f16 = Wsum<Ops8, uint16_t>;
 }
 
 }  // namespace weft::kernels::avx2

@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "kernels/avx2_internal.h"
+#include "kernels/simd_x86.h"
 #include "kernels/wsum_blocks.h"
 #include "kernels/kernel_table.h"
 
@@ -134,90 +135,58 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows, int64_t
   }
 }
 
-// y_r[i .. i + 16V) += sum over p of alpha_r[p] * rows[p][i .. i + 16V)
-// (the lanes of the last vector limited to `m`), for R rows, accumulating
-// in registers over the np positions.
-template <int R, int V, typename K>
-static inline void WsumBlock(const void* const* rows, int64_t np,
-                             const float* alpha, int64_t as, int64_t i,
-                             __mmask16 m, float* y, int64_t ys) {
-  __m512 acc[R][V];
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) {
-      acc[r][v] = _mm512_maskz_loadu_ps(v == V - 1 ? m : 0xFFFF, y + r * ys + i + 16 * v);
+// WsumBlock's vector operations on 16 lanes (the last vector masked).
+struct Ops16 {
+  using V = __m512;
+  using Mask = __mmask16;
+  static constexpr int kLanes = 16;
+  static constexpr Mask kAll = 0xFFFF;
+  [[gnu::always_inline]] static V LoadY(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
+  template <typename K>
+  [[gnu::always_inline]] static V Load(const K* p, Mask m) { return Load16(p, m); }
+  [[gnu::always_inline]] static void StoreY(float* p, Mask m, V v) { _mm512_mask_storeu_ps(p, m, v); }
+  [[gnu::always_inline]] static V Set1(float a) { return _mm512_set1_ps(a); }
+  [[gnu::always_inline]] static V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  // R rows over n columns: WsumBlock's blocks, then the tail.
+  template <int R, typename K>
+  static void Rows(const void* const* rows, int64_t np, const float* alpha, int64_t as,
+                   int64_t n, float* y, int64_t ys) {
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+      WsumBlock<Ops16, R, 4, K>(rows, np, alpha, as, i, 0xFFFF, y, ys);
     }
-  }
-  for (int64_t p = 0; p < np; ++p) {
-    const K* x = static_cast<const K*>(rows[p]) + i;
-    __m512 xv[V];
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) xv[v] = Load16(x + 16 * v, v == V - 1 ? m : 0xFFFF);
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-      const __m512 al = _mm512_set1_ps(alpha[r * as + p]);
-#pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(al, xv[v], acc[r][v]);
+    for (; i + 16 <= n; i += 16) {
+      WsumBlock<Ops16, R, 1, K>(rows, np, alpha, as, i, 0xFFFF, y, ys);
     }
+    if (i < n) WsumBlock<Ops16, R, 1, K>(rows, np, alpha, as, i, TailMask(n - i), y, ys);
   }
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) {
-      _mm512_mask_storeu_ps(y + r * ys + i + 16 * v, v == V - 1 ? m : 0xFFFF, acc[r][v]);
-    }
-  }
-}
+};
 
-template <int R, typename K>
-static inline void WsumRows(const void* const* rows, int64_t np,
-                            const float* alpha, int64_t as, int64_t n,
-                            float* y, int64_t ys) {
-  int64_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    WsumBlock<R, 4, K>(rows, np, alpha, as, i, 0xFFFF, y, ys);
+// x86::ExpSteps' operations on 16 lanes (the exponent built without
+// cvtps, which the SIMDe-emulated build lacks).
+struct ExpOps16 {
+  using V = __m512;
+  [[gnu::always_inline]] static V Set1(float a) { return _mm512_set1_ps(a); }
+  [[gnu::always_inline]] static V Min(V a, V b) { return _mm512_min_ps(a, b); }
+  [[gnu::always_inline]] static V Max(V a, V b) { return _mm512_max_ps(a, b); }
+  [[gnu::always_inline]] static V Mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  [[gnu::always_inline]] static V Add(V a, V b) { return _mm512_add_ps(a, b); }
+  [[gnu::always_inline]] static V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  [[gnu::always_inline]] static V Fnma(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
+  [[gnu::always_inline]] static V Round(V a) {
+    return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
-  for (; i + 16 <= n; i += 16) {
-    WsumBlock<R, 1, K>(rows, np, alpha, as, i, 0xFFFF, y, ys);
+  // fx + 1.5 * 2^23 holds the whole number fx in its low mantissa bits.
+  [[gnu::always_inline]] static V Pow2(V fx) {
+    const __m512i e = _mm512_add_epi32(
+        _mm512_castps_si512(_mm512_add_ps(fx, _mm512_set1_ps(12582912.0f))),
+        _mm512_set1_epi32(127 - 0x4B400000));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
   }
-  if (i < n) WsumBlock<R, 1, K>(rows, np, alpha, as, i, TailMask(n - i), y, ys);
-}
-
-template <typename K>
-void Wsum(const void* const* rows, int64_t np, const float* alpha, int64_t as, int nr,
-          int64_t n, float* y, int64_t ys) {
-  WsumBlocks(rows, np, alpha, as, nr, y, ys,
-             [&]<int R>(const void* const* rs, int64_t pn, const float* a, float* yr) {
-               WsumRows<R, K>(rs, pn, a, as, n, yr, ys);
-             });
-}
-
-// e^x as x86::ExpPs computes it (the same steps on 16 lanes): relative
-// error ~2e-7; 0 below -87.33, clamped above 88.37.
-[[gnu::always_inline]] static inline __m512 Exp16(__m512 x) {
-  const __mmask16 under = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.33f), _CMP_LT_OQ);
-  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.33f)), _mm512_set1_ps(88.37f));
-  const __m512 fx = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
-  x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), x);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(5.0000001201e-1f));
-  const __m512 x2 = _mm512_mul_ps(x, x);
-  const __m512 y = _mm512_fmadd_ps(p, x2, _mm512_add_ps(x, _mm512_set1_ps(1.0f)));
-  // 2^fx: fx is a whole number in [-126, 128], so fx + 1.5 * 2^23 holds it
-  // in its low mantissa bits (what _mm512_cvtps_epi32 would give).
-  const __m512i e = _mm512_add_epi32(
-      _mm512_castps_si512(_mm512_add_ps(fx, _mm512_set1_ps(12582912.0f))),
-      _mm512_set1_epi32(127 - 0x4B400000));
-  return _mm512_maskz_mul_ps(static_cast<__mmask16>(~under), y,
-                             _mm512_castsi512_ps(_mm512_slli_epi32(e, 23)));
-}
+  [[gnu::always_inline]] static V ZeroBelow(V x, V lim, V y) {
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lim, _CMP_NLT_UQ), y);
+  }
+};
 
 // kernel_table.h exp_sum: 16 lanes (the last vector masked), two running
 // sums (even and odd vectors) added at the end: an order fixed by n.
@@ -239,7 +208,8 @@ float ExpSum(float* x, int64_t n, float* max) {
   int k = 0;
   for (i = 0; i < n; i += 16, k ^= 1) {
     const __mmask16 mask = i + 16 <= n ? 0xFFFF : TailMask(n - i);
-    const __m512 e = Exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + i), vm));
+    const __m512 xm = _mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + i), vm);
+    const __m512 e = x86::ExpSteps<ExpOps16>(xm);
     _mm512_mask_storeu_ps(x + i, mask, e);
     sum[k] = _mm512_add_ps(sum[k], _mm512_maskz_mov_ps(mask, e));
   }
@@ -257,8 +227,8 @@ void FillAttention(KernelTable* t) {
   t->exp_sum = ExpSum;
   t->scores_f32 = Scores<float>;
   t->scores_f16 = Scores<uint16_t>;
-  t->wsum_f32 = Wsum<float>;
-  t->wsum_f16 = Wsum<uint16_t>;
+  t->wsum_f32 = Wsum<Ops16, float>;
+  t->wsum_f16 = Wsum<Ops16, uint16_t>;
 }
 
 }  // namespace weft::kernels::avx512

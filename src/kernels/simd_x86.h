@@ -78,26 +78,50 @@ static inline __m256i BitsToBytes(const uint8_t* p) {
   return _mm256_cmpeq_epi8(bytes, _mm256_set1_epi64x(-1));
 }
 
-// e^x, relative error ~2e-7; 0 below -87.3, clamped above 88.37.
-static inline __m256 ExpPs(__m256 x) {
-  const __m256 under = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33f), _CMP_LT_OQ);
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.33f)), _mm256_set1_ps(88.37f));
-  __m256 fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
-  x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), x);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(5.0000001201e-1f));
-  const __m256 x2 = _mm256_mul_ps(x, x);
-  __m256 y = _mm256_fmadd_ps(p, x2, _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
-  __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127));
-  y = _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
-  return _mm256_andnot_ps(under, y);
+// e^x, relative error ~2e-7; 0 below -87.33, clamped above 88.37
+// (Cephes' expf), on any float vector width through Ops (static, always
+// inlined): V, Set1, Min, Max, Mul, Add, Fma(a, b, c) = a * b + c,
+// Fnma(a, b, c) = c - a * b, Round (to nearest), Pow2(fx) = 2^fx for a
+// whole fx in [-126, 128], ZeroBelow(x, lim, y) = x < lim ? 0 : y.
+template <typename Ops, typename V>
+[[gnu::always_inline]] static inline V ExpSteps(V x) {
+  const V lo = Ops::Set1(-87.33f);
+  const V x0 = x;
+  x = Ops::Min(Ops::Max(x, lo), Ops::Set1(88.37f));
+  const V fx = Ops::Round(Ops::Mul(x, Ops::Set1(1.44269504088896341f)));
+  x = Ops::Fnma(fx, Ops::Set1(0.693359375f), x);
+  x = Ops::Fnma(fx, Ops::Set1(-2.12194440e-4f), x);
+  V p = Ops::Set1(1.9875691500e-4f);
+  p = Ops::Fma(p, x, Ops::Set1(1.3981999507e-3f));
+  p = Ops::Fma(p, x, Ops::Set1(8.3334519073e-3f));
+  p = Ops::Fma(p, x, Ops::Set1(4.1665795894e-2f));
+  p = Ops::Fma(p, x, Ops::Set1(1.6666665459e-1f));
+  p = Ops::Fma(p, x, Ops::Set1(5.0000001201e-1f));
+  const V y = Ops::Fma(p, Ops::Mul(x, x), Ops::Add(x, Ops::Set1(1.0f)));
+  return Ops::ZeroBelow(x0, lo, Ops::Mul(y, Ops::Pow2(fx)));
 }
+
+struct ExpOps8 {
+  static __m256 Set1(float a) { return _mm256_set1_ps(a); }
+  static __m256 Min(__m256 a, __m256 b) { return _mm256_min_ps(a, b); }
+  static __m256 Max(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
+  static __m256 Mul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
+  static __m256 Add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+  static __m256 Fma(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
+  static __m256 Fnma(__m256 a, __m256 b, __m256 c) { return _mm256_fnmadd_ps(a, b, c); }
+  static __m256 Round(__m256 a) {
+    return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  static __m256 Pow2(__m256 fx) {
+    const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
+  }
+  static __m256 ZeroBelow(__m256 x, __m256 lim, __m256 y) {
+    return _mm256_andnot_ps(_mm256_cmp_ps(x, lim, _CMP_LT_OQ), y);
+  }
+};
+
+static inline __m256 ExpPs(__m256 x) { return ExpSteps<ExpOps8>(x); }
 
 // Quantizes 32 * n_vec floats (n_vec in {1..8} groups of 8) with one scale
 // d = max|x| / 127 exactly as the scalar twin: writes int8 q and returns
