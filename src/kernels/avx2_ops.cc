@@ -1,4 +1,4 @@
-// AVX2 elementwise kernels: RMSNorm, RoPE, softmax, SiLU, GELU, the f16 KV
+// AVX2 elementwise kernels: RMSNorm, RoPE, exp_sum, SiLU, GELU, the f16 KV
 // store and the bandwidth probe's reader (the dot / axpy kernels are in
 // avx2_attention.cc).
 //
@@ -92,17 +92,6 @@ float ExpSum(float* x, int64_t n, float* max) {
   return sum;
 }
 
-void Softmax(float* x, int64_t n) {
-  if (n <= 0) return;
-  float mx;
-  const float sum = ExpSum(x, n, &mx);
-  int64_t i;
-  const float inv = 1.0f / sum;
-  const __m256 vinv = _mm256_set1_ps(inv);
-  for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vinv));
-  for (; i < n; ++i) x[i] *= inv;
-}
-
 // x / (1 + e^(-k x)): SiLU for k = 1.
 static inline __m256 Sigmoid(__m256 x, __m256 neg_k) {
   const __m256 e = ExpPs(_mm256_mul_ps(x, neg_k));
@@ -191,7 +180,6 @@ uint64_t ReadBytes(const void* p, size_t n) {
 void FillOps(KernelTable* t) {
   t->rms_norm = RmsNorm;
   t->rope = Rope;
-  t->softmax = Softmax;
   t->exp_sum = ExpSum;
   t->silu = Silu;
   t->gelu = Gelu;

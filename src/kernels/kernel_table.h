@@ -208,8 +208,6 @@ struct KernelTable {
   // neox: pairs (i, i + n_rot/2), else (2i, 2i+1).
   void (*rope)(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot,
                bool neox, const float* cos_sin) = nullptr;
-  // In place: x = exp(x - max) / sum.
-  void (*softmax)(float* x, int64_t n) = nullptr;
   // y[i] = silu(x[i]) (* mul[i] when mul is not null); y may alias x.
   void (*silu)(const float* x, const float* mul, float* y, int64_t n) = nullptr;
   // y[i] = gelu_tanh(x[i]) (* mul[i] when mul is not null); y may alias x.

@@ -21,7 +21,13 @@ void Rope(const KernelTable& t, float* x, int64_t n_heads, int64_t head_dim,
   t.rope(x, n_heads, head_dim, n_rot, style == RopeStyle::kNeox, cos_sin);
 }
 
-void Softmax(const KernelTable& t, float* x, int64_t n) { t.softmax(x, n); }
+// exp_sum, then one scale: every ISA's softmax is its exp_sum's.
+void Softmax(const KernelTable& t, float* x, int64_t n) {
+  if (n <= 0) return;
+  float max;
+  const float inv = 1.0f / t.exp_sum(x, n, &max);
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
 
 void Silu(const KernelTable& t, const float* x, const float* mul, float* y, int64_t n) {
   t.silu(x, mul, y, n);

@@ -178,14 +178,6 @@ float ExpSum(float* x, int64_t n, float* max) {
   return sum;
 }
 
-void Softmax(float* x, int64_t n) {
-  if (n <= 0) return;
-  float mx;
-  const float sum = ExpSum(x, n, &mx);
-  const float inv = 1.0f / sum;
-  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
-}
-
 void Silu(const float* x, const float* mul, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i] / (1.0f + std::exp(-x[i]));
@@ -286,7 +278,6 @@ KernelTable MakeScalarTable() {
   FillScalarX8(&t, QuantizeQ8x32);  // after the Q4_K entry (its Q8_K conversion)
   t.rms_norm = RmsNorm;
   t.rope = Rope;
-  t.softmax = Softmax;
   t.silu = Silu;
   t.gelu = Gelu;
   t.dot_f32 = VecDotF32;

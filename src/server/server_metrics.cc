@@ -58,18 +58,25 @@ ServerMetrics::ServerMetrics(const std::string& model_name)
                  "Count of finished sequences by finish reason.",
                  Model({{"finished_reason", reason}}));
   }
-  ttft_ = r.GetHistogram("vllm:time_to_first_token_seconds",
-                         "Histogram of time to first token in seconds.",
-                         kTtftBuckets, Model());
-  itl_ = r.GetHistogram("vllm:inter_token_latency_seconds",
-                        "Histogram of inter-token latency in seconds.",
-                        kItlBuckets, Model());
-  e2e_ = r.GetHistogram("vllm:e2e_request_latency_seconds",
-                        "Histogram of end to end request latency in seconds.",
-                        kLatencyBuckets, Model());
-  queue_ = r.GetHistogram("vllm:request_queue_time_seconds",
-                          "Histogram of time spent waiting in the queue.",
-                          kLatencyBuckets, Model());
+  // The request latency histograms, vLLM's names and buckets.
+  const struct {
+    Histogram** out;
+    const char* name;
+    const char* help;
+    const std::vector<double>& buckets;
+  } histograms[] = {
+      {&ttft_, "vllm:time_to_first_token_seconds",
+       "Histogram of time to first token in seconds.", kTtftBuckets},
+      {&itl_, "vllm:inter_token_latency_seconds",
+       "Histogram of inter-token latency in seconds.", kItlBuckets},
+      {&e2e_, "vllm:e2e_request_latency_seconds",
+       "Histogram of end to end request latency in seconds.", kLatencyBuckets},
+      {&queue_, "vllm:request_queue_time_seconds",
+       "Histogram of time spent waiting in the queue.", kLatencyBuckets},
+  };
+  for (const auto& h : histograms) {
+    *h.out = r.GetHistogram(h.name, h.help, h.buckets, Model());
+  }
   r.GetCounter("weft_engine_steps_total", "Engine passes (forward steps) run.");
   r.GetCounter("weft_engine_step_tokens_total",
                "Tokens processed by engine passes.");
