@@ -188,37 +188,40 @@ struct ExpOps16 {
   }
 };
 
-// kernel_table.h exp_sum: 16 lanes (the last vector masked), two running
-// sums (even and odd vectors) added at the end: an order fixed by n.
+// kernel_table.h exp_sum, bitwise the AVX2 table's (x86::ExpPs' values,
+// one 8-lane running sum added to in element order, HsumPs, then expf on
+// the last n % 8 elements added in order), so a model's outputs do not
+// change with the table; only the exps run 16 lanes at a time.
 float ExpSum(float* x, int64_t n, float* max) {
+  const int64_t n8 = n & ~int64_t{7};
   __m512 vmax = _mm512_set1_ps(-INFINITY);
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(x + i));
-  if (i < n) {
-    const __mmask16 tail = TailMask(n - i);
-    vmax = _mm512_mask_max_ps(vmax, tail, vmax, _mm512_maskz_loadu_ps(tail, x + i));
-  }
+  for (; i + 16 <= n8; i += 16) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(x + i));
   alignas(64) float lanes[16];
   _mm512_store_ps(lanes, vmax);
   float m = lanes[0];
   for (int l = 1; l < 16; ++l) m = std::fmax(m, lanes[l]);
+  for (; i < n; ++i) m = std::fmax(m, x[i]);
   *max = m;
   const __m512 vm = _mm512_set1_ps(m);
-  __m512 sum[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
-  int k = 0;
-  for (i = 0; i < n; i += 16, k ^= 1) {
-    const __mmask16 mask = i + 16 <= n ? 0xFFFF : TailMask(n - i);
-    const __m512 xm = _mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + i), vm);
-    const __m512 e = x86::ExpSteps<ExpOps16>(xm);
-    _mm512_mask_storeu_ps(x + i, mask, e);
-    sum[k] = _mm512_add_ps(sum[k], _mm512_maskz_mov_ps(mask, e));
+  __m256 sum = _mm256_setzero_ps();
+  for (i = 0; i + 16 <= n8; i += 16) {
+    const __m512 e = x86::ExpSteps<ExpOps16>(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm));
+    _mm512_storeu_ps(x + i, e);
+    sum = _mm256_add_ps(sum, _mm512_castps512_ps256(e));
+    sum = _mm256_add_ps(sum, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
   }
-  // Lanes summed in a fixed tree: pairs, then pairs of pairs, ...
-  _mm512_store_ps(lanes, _mm512_add_ps(sum[0], sum[1]));
-  for (int w = 8; w >= 1; w /= 2) {
-    for (int l = 0; l < w; ++l) lanes[l] += lanes[l + w];
+  if (i < n8) {
+    const __m256 e = x86::ExpPs(_mm256_sub_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(m)));
+    _mm256_storeu_ps(x + i, e);
+    sum = _mm256_add_ps(sum, e);
   }
-  return lanes[0];
+  float total = x86::HsumPs(sum);
+  for (i = n8; i < n; ++i) {
+    x[i] = expf(x[i] - m);
+    total += x[i];
+  }
+  return total;
 }
 
 }  // namespace
