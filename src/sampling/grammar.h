@@ -149,6 +149,9 @@ class GrammarBuilder {
   GrammarAlts CodePoints(const std::vector<std::pair<uint32_t, uint32_t>>& ranges);
   // Whether the grammar being built is already too large.
   bool TooLarge() const { return elements_ > kMaxGrammarElements; }
+  // Copies every rule of a built grammar into this builder; returns the
+  // rule for its root (grammar_import.cc; for composing grammars).
+  int Import(const Grammar& g);
 
   // Checks the rules and builds the automaton (see the top of this file).
   StatusOr<std::shared_ptr<const Grammar>> Build() &&;
