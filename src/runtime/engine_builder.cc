@@ -153,6 +153,7 @@ server::ModelInfo MakeModelInfo(const EngineConfig& config,
   mi.max_token_bytes = max_token_bytes;
   mi.created = static_cast<int64_t>(std::time(nullptr));
   mi.chat_template = tmpl.origin;
+  mi.chat_template_source = tmpl.source;
   mi.chat_stop = tmpl.stop;
   return mi;
 }

@@ -53,6 +53,9 @@ struct GenerateRequest {
   int32_t n = 1;                     // sequences to generate, >= 1
   bool echo = false;  // the server prepends prompt text itself; informational
   int32_t priority = 0;  // lower runs earlier (vLLM convention)
+  // Keep control tokens' text in the output, except those that end
+  // generation (tool-call markers such as [TOOL_CALLS] are control tokens).
+  bool render_special = false;
   // >= 0: sequence 0's events carry every prompt token's logprob with this
   // many alternatives (GenerateEvent::prompt_logprobs).
   int32_t prompt_logprobs = -1;
@@ -149,6 +152,9 @@ struct ModelInfo {
   int64_t created = 0;                     // unix time the model was loaded
   // Where the chat template came from: "gguf", "file:PATH", "builtin:NAME".
   std::optional<std::string> chat_template;
+  // The chat template's Jinja source (tool-call format and reasoning
+  // markers are read from it: tool_calls.h); empty if unknown.
+  std::string chat_template_source;
   // Stop strings every chat request adds (a built-in template's next-turn
   // marker, e.g. "\nUser:"); usually empty.
   std::vector<std::string> chat_stop;

@@ -240,7 +240,7 @@ Status EngineBackend::Submit(GenerateRequest req, EventCallback on_event) {
   call->seqs.resize(static_cast<size_t>(req.n));
   for (Seq& s : call->seqs) {
     s.engine_id = next_id_.fetch_add(1);
-    s.text = std::make_unique<SequenceText>(*tokenizer_, req.stop);
+    s.text = std::make_unique<SequenceText>(*tokenizer_, req.stop, req.render_special);
   }
   call->cb = std::move(on_event);
   call->g = std::move(req);
@@ -305,7 +305,11 @@ void EngineBackend::AddToken(Call& call, Seq& seq,
                              GenerateEvent* out) {
   const engine::TokenId tok = ev.new_tokens[k];
   out->token_ids.push_back(tok);
-  out->text += seq.text->Push(tok);
+  // With control tokens' text kept, the end-of-generation ones stay out.
+  if (!call.g.render_special ||
+      !std::binary_search(call.stop_ids.begin(), call.stop_ids.end(), tok)) {
+    out->text += seq.text->Push(tok);
+  }
   if (call.g.sampling.logprobs < 0) return;
   std::span<const std::pair<engine::TokenId, float>> top;
   if (k < ev.top_logprobs.size()) top = ev.top_logprobs[k];

@@ -285,17 +285,6 @@ std::optional<ApiError> CheckSequences(size_t prompts, int32_t n,
 
 // RejectUnsupported*: fields of the OpenAI API whose non-default values
 // Weft cannot honour get a 400 naming them, not a 200 that ignores them.
-void RejectUnsupportedChat(FieldReader& f) {
-  if (const json* v = f.Get("tool_choice")) {
-    if (!v->is_string() || (*v != "none" && *v != "auto")) {
-      return f.Fail(
-          "'tool_choice' may be 'none' or 'auto': forcing a tool "
-          "call is not supported",
-          "tool_choice");
-    }
-  }
-}
-
 void RejectUnsupportedCompletion(FieldReader& f) {
   if (const json* v = f.Get("suffix")) {
     if (!v->is_string()) return f.Fail("'suffix' must be a string", "suffix");
@@ -408,9 +397,14 @@ ApiResult<OpenAiRequest> ParseChatRequest(std::string_view body,
     f.Fail("'top_logprobs' requires 'logprobs': true", "top_logprobs");
   }
   r.sampling.logprobs = r.chat_logprobs ? top : -1;
-  RejectUnsupportedChat(f);
   ParseChatExtras(f, &r.chat_request);
   if (!f.ok()) return f.error();
+  if (auto e = ParseToolRequest(body, *j, &r.tools, &r.chat_request)) return *e;
+  if (r.tools.forced() && (r.sampling.json_object || r.sampling.structured.grammar)) {
+    return BadRequest("'tool_choice' 'required' or a named function cannot be combined with a "
+                      "structured-output constraint",
+                      "tool_choice");
+  }
   const json* m = f.Get("messages");
   if (!m) return BadRequest("'messages' is required", "messages");
   std::string why;

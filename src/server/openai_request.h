@@ -12,6 +12,7 @@
 
 #include "server/api_error.h"
 #include "server/backend.h"
+#include "server/tool_request.h"
 
 namespace weft::server {
 
@@ -42,6 +43,7 @@ struct OpenAiRequest {
   std::string model;                   // as sent (may be empty)
   std::vector<PromptInput> prompts;    // completions: >= 1 prompt
   ChatTemplateRequest chat_request;    // chat: messages, tools, kwargs
+  ToolRequest tools;                   // chat: tools, tool_choice
   std::optional<int32_t> max_tokens;   // unset: endpoint default
   SamplingFields sampling;             // sampling knobs (logprobs inside)
   int32_t n = 1;                       // choices per prompt

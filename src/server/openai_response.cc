@@ -95,6 +95,18 @@ json Finish(const std::optional<FinishReason>& f) {
   return f ? json(FinishReasonString(*f)) : json(nullptr);
 }
 
+// One entry of a chunk's delta.tool_calls (OpenAI's shape).
+json ToolCallDelta(const ChunkPiece& p) {
+  const ParsedToolCall& t = *p.tool_call;
+  if (!p.tool_call_start) {
+    return {{"index", p.tool_call_index}, {"function", {{"arguments", t.arguments}}}};
+  }
+  return {{"index", p.tool_call_index},
+          {"id", t.id},
+          {"type", "function"},
+          {"function", {{"name", t.name}, {"arguments", ""}}}};
+}
+
 }  // namespace
 
 std::string FinishReasonString(FinishReason r) {
@@ -117,9 +129,8 @@ std::string ResponseJson(const ResponseMeta& meta, const char* object,
   json j = Envelope(meta, object);
   json arr = json::array();
   for (size_t i = 0; i < choices.size(); ++i) {
-    json choice = fields(choices[i]);
-    choice["index"] = i;
-    choice["finish_reason"] = Finish(choices[i].finish);
+    json choice = {{"index", i}, {"finish_reason", Finish(choices[i].finish)}};
+    choice.update(fields(choices[i]));
     arr.push_back(std::move(choice));
   }
   j["choices"] = arr;
@@ -144,8 +155,22 @@ std::string ChatResponseJson(const ResponseMeta& meta,
                              const std::vector<ChoiceResult>& choices,
                              bool want_logprobs, const Usage& usage) {
   return ResponseJson(meta, "chat.completion", choices, usage, [&](const ChoiceResult& c) {
-    return json{{"message", {{"role", "assistant"}, {"content", c.text}}},
-                {"logprobs", want_logprobs ? ChatLogprobs(c.logprobs) : json(nullptr)}};
+    json message = {{"role", "assistant"}, {"content", c.text}};
+    if (!c.reasoning.empty()) message["reasoning_content"] = c.reasoning;
+    json out = {{"logprobs", want_logprobs ? ChatLogprobs(c.logprobs) : json(nullptr)}};
+    if (!c.tool_calls.empty()) {
+      json calls = json::array();
+      for (const ParsedToolCall& t : c.tool_calls) {
+        calls.push_back({{"id", t.id},
+                         {"type", "function"},
+                         {"function", {{"name", t.name}, {"arguments", t.arguments}}}});
+      }
+      message["tool_calls"] = std::move(calls);
+      if (c.text.empty()) message["content"] = nullptr;
+      if (c.finish == FinishReason::kStop) out["finish_reason"] = "tool_calls";
+    }
+    out["message"] = std::move(message);
+    return out;
   });
 }
 
@@ -157,6 +182,8 @@ std::string ChunkJson(const ResponseMeta& meta, const ChunkPiece& p) {
     json delta = json::object();
     if (p.role) delta["role"] = "assistant";
     if (!p.text.empty() || p.role) delta["content"] = p.text;
+    if (!p.reasoning.empty()) delta["reasoning_content"] = p.reasoning;
+    if (p.tool_call) delta["tool_calls"] = json::array({ToolCallDelta(p)});
     choice["delta"] = delta;
     choice["logprobs"] = p.want_logprobs && !p.logprobs.empty()
                              ? ChatLogprobs(p.logprobs)
@@ -167,7 +194,9 @@ std::string ChunkJson(const ResponseMeta& meta, const ChunkPiece& p) {
                              ? CompletionLogprobs(p.logprobs, p.text_offset)
                              : json(nullptr);
   }
-  choice["finish_reason"] = Finish(p.finish);
+  choice["finish_reason"] = p.tool_calls_finish && p.finish == FinishReason::kStop
+                               ? json("tool_calls")
+                               : Finish(p.finish);
   j["choices"] = json::array({choice});
   if (p.usage_null) j["usage"] = nullptr;
   return Dump(j);

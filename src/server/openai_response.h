@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/backend.h"
+#include "server/tool_calls.h"
 
 namespace weft::server {
 
@@ -31,6 +32,11 @@ struct ChoiceResult {
   size_t logprob_text_start = 0;
   size_t logprob_text_next = 0;  // streaming: text_offset of the next token
   std::optional<FinishReason> finish;     // set when done
+  // Chat, when the output was parsed (tool_calls.h): `text` is the
+  // content; reasoning_content and tool_calls (finish "stop" reads
+  // "tool_calls" when there are calls).
+  std::string reasoning;
+  std::vector<ParsedToolCall> tool_calls;
 };
 
 // "data: <json>\n\n".
@@ -59,6 +65,13 @@ struct ChunkPiece {
   bool role = false;                     // chat: delta.role = "assistant"
   std::optional<FinishReason> finish;    // final chunk of the choice
   bool usage_null = false;               // add "usage": null
+  std::string reasoning;                 // chat: delta.reasoning_content
+  // Chat: one delta.tool_calls entry: the call's start (id, type, name,
+  // arguments "") when `tool_call_start`, else an arguments fragment.
+  std::optional<ParsedToolCall> tool_call;
+  int32_t tool_call_index = 0;
+  bool tool_call_start = false;
+  bool tool_calls_finish = false;        // finish "stop" reads "tool_calls"
 };
 std::string ChunkJson(const ResponseMeta& meta, const ChunkPiece& piece);
 // The usage-only chunk: "choices": [] and "usage": {...}.

@@ -3,6 +3,7 @@
 // JSON response or an SSE stream.
 #include <ctime>
 
+#include "server/chat_output.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
 #include "server/server_state.h"
@@ -57,6 +58,9 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   void WriteChunk(const ChunkPiece& p) {
     ex_->Write(SseData(ChunkJson(meta_, p)));
   }
+  // Choice idx's new text `p` through its output parser, if it has one;
+  // written when streaming. `end`: the choice's text is over.
+  void WriteText(size_t idx, ChunkPiece p, bool streaming, bool end = false);
   bool want_logprobs() const { return req_.sampling.logprobs >= 0; }
 
   ServerState& s_;
@@ -71,6 +75,8 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   std::vector<std::string> chat_stop_;
   std::vector<std::string> backend_ids_;  // submitted so far
   std::vector<ChoiceResult> choices_;     // prompts * n
+  ChatOutputPlan plan_;                   // chat: tool calls, reasoning
+  std::vector<ChatOutput> outputs_;       // per choice when plan_.enabled
   size_t remaining_ = 0;                  // backend requests not yet `last`
   Usage usage_;
   bool failed_ = false;                   // an error response was sent
@@ -113,12 +119,12 @@ std::optional<ApiError> GenerationCall::Prepare(const ModelInfo& info) {
   Backend& b = *s_.backend;
   const char* prompt_param = req_.chat ? "messages" : "prompt";
   if (req_.chat) {
-    StatusOr<std::string> text = b.ApplyChatTemplate(req_.chat_request);
-    if (!text.ok()) return FromStatus(text.status(), "messages");
-    if (auto e = CheckPromptBytes(info, text->size(), "messages")) return e;
-    StatusOr<std::vector<int32_t>> ids = TokenizeChatPrompt(b, *text);
+    ApiResult<std::string> text = RenderChatPrompt(b, info, &req_, &plan_);
+    if (!text.ok()) return text.error();
+    if (auto e = CheckPromptBytes(info, text.value().size(), "messages")) return e;
+    StatusOr<std::vector<int32_t>> ids = TokenizeChatPrompt(b, text.value());
     if (!ids.ok()) return FromStatus(ids.status(), "messages");
-    prompts_.push_back({std::move(*ids), "", *text});
+    prompts_.push_back({std::move(*ids), "", text.value()});
     chat_stop_ = info.chat_stop;
   } else {
     for (PromptInput& in : req_.prompts) {
@@ -219,6 +225,7 @@ void GenerationCall::Start(std::optional<ApiError> prepare_error) {
   const size_t n = static_cast<size_t>(req_.n);
   choices_.resize(prompts_.size() * n);
   last_token_.resize(choices_.size());
+  if (plan_.enabled) outputs_.assign(choices_.size(), ChatOutput(plan_.parser));
   for (size_t i = 0; i < choices_.size(); ++i) {
     ChoiceResult& c = choices_[i];
     if (req_.echo && !req_.chat) c.text = prompts_[i / n].echo_text;
@@ -254,6 +261,7 @@ void GenerationCall::Submit() {
     }
     g.stop_token_ids = req_.stop_token_ids;
     g.ignore_eos = req_.ignore_eos;
+    g.render_special = plan_.render_special;
     g.n = req_.n;
     g.echo = req_.echo;
     // echo + logprobs: the prompt tokens' logprobs lead each choice's.
@@ -349,9 +357,10 @@ void GenerationCall::OnEvent(size_t prompt, GenerateEvent ev) {
                         ev.logprobs.end());
       p.logprobs = std::move(ev.logprobs);
     }
-    if (streaming) WriteChunk(p);
+    WriteText(idx, std::move(p), streaming);
   }
   if (valid && ev.finish && !c.finish) {
+    WriteText(idx, {}, streaming, /*end=*/true);
     c.finish = *ev.finish;
     s_.metrics.RecordFinish(*ev.finish);
     if (*ev.finish == FinishReason::kError) {
@@ -368,6 +377,7 @@ void GenerationCall::OnEvent(size_t prompt, GenerateEvent ev) {
       p.index = static_cast<int32_t>(idx);
       p.finish = *ev.finish;
       p.usage_null = req_.include_usage;
+      p.tool_calls_finish = !outputs_.empty() && outputs_[idx].has_calls();
       WriteChunk(p);
     }
   }
@@ -381,6 +391,23 @@ void GenerationCall::OnEvent(size_t prompt, GenerateEvent ev) {
       }
     }
     if (remaining_ > 0 && --remaining_ == 0) Complete();
+  }
+}
+
+void GenerationCall::WriteText(size_t idx, ChunkPiece p, bool streaming, bool end) {
+  if (outputs_.empty()) {
+    if (streaming && !end) WriteChunk(p);
+    return;
+  }
+  std::vector<ChunkPiece> pieces = end ? outputs_[idx].Finish() : outputs_[idx].Push(p.text);
+  // Logprobs ride on the first piece, or alone when the text was held back.
+  if (pieces.empty() && !p.logprobs.empty()) pieces.emplace_back();
+  for (size_t i = 0; i < pieces.size() && streaming; ++i) {
+    pieces[i].index = static_cast<int32_t>(idx);
+    pieces[i].usage_null = req_.include_usage;
+    pieces[i].want_logprobs = want_logprobs();
+    if (i == 0) pieces[i].logprobs = std::move(p.logprobs);
+    WriteChunk(pieces[i]);
   }
 }
 
@@ -432,6 +459,7 @@ void GenerationCall::Complete() {
           c.logprob_text_start = 0;
         }
       }
+      for (size_t i = 0; i < outputs_.size(); ++i) outputs_[i].Fill(&choices_[i]);
       std::string body =
           req_.chat ? ChatResponseJson(meta_, choices_, want_logprobs(), usage_)
                     : CompletionResponseJson(meta_, choices_, want_logprobs(),

@@ -8,6 +8,7 @@
 #include "server/openai_constraints.h"
 #include "server/openai_request.h"
 #include "server/server_state.h"
+#include "server/tool_request.h"
 #include "util/enum_name.h"
 #include "util/strings.h"
 
@@ -136,6 +137,9 @@ json PassCostJson(const std::optional<engine::PassCostSnapshot>& p) {
 }
 
 // Always the same keys; a value is null when nobody measured it.
+// What tool calling and reasoning this server's template gets (below).
+json ToolCallingJson(const ModelInfo& m);
+
 void HandleEffectiveConfig(ServerState& s, Exchange& ex) {
   ModelInfo m = s.backend->model_info();
   EngineInfo e = s.backend->engine_info();
@@ -196,8 +200,21 @@ void HandleEffectiveConfig(ServerState& s, Exchange& ex) {
   json body = {{"server", server},       {"compute", compute},
                {"model", model},         {"scheduler", scheduler},
                {"kv", kv},               {"counters", counters},
-               {"structured_outputs", StructuredOutputForms()}};
+               {"structured_outputs", StructuredOutputForms()},
+               {"tool_calling", ToolCallingJson(m)}};
   SendJson(s, ex, 200, Dump(body));
+}
+
+// tool_calls.h's format and reasoning markers for the template.
+json ToolCallingJson(const ModelInfo& m) {
+  const ChatFormat f = DetectChatFormat(m.chat_template_source);
+  json formats = json::array();
+  for (ToolCallFormat t : AllToolCallFormats()) formats.push_back(ToolCallFormatName(t));
+  return {{"tool_choice", ToolChoiceForms()},
+          {"parallel_tool_calls", true},
+          {"format", ToolCallFormatName(f.tools)},
+          {"formats", formats},
+          {"reasoning", f.think_open.empty() ? json(nullptr) : json(f.think_open)}};
 }
 
 }  // namespace weft::server

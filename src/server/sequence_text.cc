@@ -6,8 +6,8 @@
 namespace weft::server {
 
 SequenceText::SequenceText(const tokenizer::Tokenizer& tokenizer,
-                           std::vector<std::string> stop_strings)
-    : detok_(tokenizer, {.render_special = false,
+                           std::vector<std::string> stop_strings, bool render_special)
+    : detok_(tokenizer, {.render_special = render_special,
                          .strip_leading_space = false}) {
   for (std::string& s : stop_strings) {
     if (!s.empty()) stops_.push_back(std::move(s));

@@ -22,8 +22,9 @@ namespace weft::server {
 
 class SequenceText {
  public:
+  // render_special: control tokens' text is kept (Push them only if wanted).
   SequenceText(const tokenizer::Tokenizer& tokenizer,
-               std::vector<std::string> stop_strings);
+               std::vector<std::string> stop_strings, bool render_special = false);
 
   // Adds a token; returns the text that became safe to show (maybe empty).
   // After a stop string matched, returns "" and stopped() is true.

@@ -27,7 +27,8 @@ SERVER = SRC / "src" / "server"
 INT32_MAX = 2147483647
 # The request-body parser: openai_request.cc, and the chat `messages` list
 # in openai_messages.cc.
-PARSER_SOURCES = ("openai_request.cc", "openai_messages.cc", "openai_constraints.cc")
+PARSER_SOURCES = ("openai_request.cc", "openai_messages.cc", "openai_constraints.cc",
+                  "tool_request.cc")
 
 
 def parser_text():

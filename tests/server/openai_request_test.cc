@@ -96,7 +96,8 @@ TEST(OpenAiRequestTest, ChatMessages) {
         {"id": "call_1", "type": "function",
          "function": {"name": "f", "arguments": "{\"x\":1}"}}]},
       {"role": "tool", "content": "42", "tool_call_id": "call_1"}],
-    "logprobs": true, "top_logprobs": 2, "tools": [{"type": "function"}],
+    "logprobs": true, "top_logprobs": 2,
+    "tools": [{"type": "function", "function": {"name": "f"}}],
     "chat_template_kwargs": {"enable_thinking": false},
     "tool_choice": "auto", "response_format": {"type": "text"}})",
                             Limits());
@@ -109,7 +110,7 @@ TEST(OpenAiRequestTest, ChatMessages) {
   EXPECT_EQ(c.messages[2].tool_calls[0].name, "f");
   EXPECT_EQ(c.messages[2].tool_calls[0].arguments, "{\"x\":1}");
   EXPECT_EQ(*c.messages[3].tool_call_id, "call_1");
-  EXPECT_EQ(c.tools_json, R"([{"type":"function"}])");
+  EXPECT_EQ(c.tools_json, R"([{"type":"function","function":{"name":"f"}}])");
   EXPECT_EQ(c.kwargs_json.at("enable_thinking"), "false");
   EXPECT_EQ(r.value().sampling.logprobs, 2);
 }
@@ -255,7 +256,70 @@ INSTANTIATE_TEST_SUITE_P(
                 R"({"messages": [{"role": "user", "content": "x"}],
                     "tool_choice": {"type": "function",
                                     "function": {"name": "f"}}})",
-                "tool_choice"}));
+                "tool_choice"},
+        BadCase{true,
+                R"({"messages": [{"role": "user", "content": "x"}],
+                    "tools": [{"type": "function", "function": {"name": "g"}}],
+                    "tool_choice": {"type": "function", "function": {"name": "f"}}})",
+                "tool_choice"},
+        BadCase{true,
+                R"({"messages": [{"role": "user", "content": "x"}],
+                    "tools": [{"type": "function", "function": {"name": "g"}}],
+                    "tool_choice": "sometimes"})",
+                "tool_choice"},
+        BadCase{true,
+                R"({"messages": [{"role": "user", "content": "x"}],
+                    "tools": [{"type": "function", "function": {"name": "g"}}],
+                    "tool_choice": "required",
+                    "response_format": {"type": "json_object"}})",
+                "tool_choice"},
+        BadCase{true,
+                R"({"messages": [{"role": "user", "content": "x"}],
+                    "tools": [{"type": "function", "function": {}}]})",
+                "tools[0].function.name"},
+        BadCase{true,
+                R"({"messages": [{"role": "user", "content": "x"}],
+                    "tools": [{"type": "function", "function": {"name": "g",
+                               "parameters": [1]}}]})",
+                "tools[0].function.parameters"},
+        BadCase{true,
+                R"({"messages": [{"role": "user", "content": "x"}],
+                    "parallel_tool_calls": "yes"})",
+                "parallel_tool_calls"}));
+
+TEST(OpenAiRequestTest, ToolFields) {
+  auto r = ParseChatRequest(R"({"messages": [{"role": "user", "content": "x"}],
+      "tools": [{"type": "function", "function": {"name": "a",
+                 "parameters": {"type": "object", "properties": {"z": {}, "b": {}}}}},
+                {"type": "function", "function": {"name": "b"}}],
+      "tool_choice": {"type": "function", "function": {"name": "b"}},
+      "parallel_tool_calls": false})",
+                            Limits());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const ToolRequest& t = r.value().tools;
+  ASSERT_EQ(t.tools.size(), 2u);
+  EXPECT_EQ(t.tools[0].parameters, R"({"type":"object","properties":{"z":{},"b":{}}})");
+  EXPECT_EQ(t.tools[1].parameters, "");
+  EXPECT_EQ(t.choice, ToolChoice::kNamed);
+  EXPECT_EQ(t.named, "b");
+  EXPECT_FALSE(t.parallel);
+  EXPECT_TRUE(t.forced());
+  // Keys as written, for the template too.
+  EXPECT_NE(r.value().chat_request.tools_json.find(R"("z":{},"b":{})"), std::string::npos);
+
+  auto none = ParseChatRequest(R"({"messages": [{"role": "user", "content": "x"}],
+      "tools": [{"type": "function", "function": {"name": "a"}}], "tool_choice": "none"})",
+                               Limits());
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none.value().tools.active());
+  EXPECT_TRUE(none.value().chat_request.tools_json.empty());
+
+  auto def = ParseChatRequest(R"({"messages": [{"role": "user", "content": "x"}],
+      "tools": [{"type": "function", "function": {"name": "a"}}]})",
+                              Limits());
+  ASSERT_TRUE(def.ok());
+  EXPECT_EQ(def.value().tools.choice, ToolChoice::kAuto);
+}
 
 TEST(OpenAiRequestTest, TokenizeShapes) {
   auto a = ParseTokenizeRequest(R"({"prompt": "hi", "add_special": false})");
