@@ -41,6 +41,36 @@ def post_json(server, path, body):
     return out
 
 
+def get_json(server, path):
+    """GETs `path` from a WeftServer; returns the parsed JSON body."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    conn.request("GET", path)
+    out = json.loads(conn.getresponse().read())
+    conn.close()
+    return out
+
+
+def openai_client(server):
+    """The official `openai` SDK's client for a WeftServer (imported here
+    only when used, so tests that do not need it do not need the SDK)."""
+    import openai
+    return openai.OpenAI(base_url=server.url + "/v1", api_key="unused",
+                         max_retries=0, timeout=300)
+
+
+def alone_and_batched(request, other, others=5):
+    """Runs request() alone, then again while `others` calls other(i) run
+    beside it; returns both results (for batch-invariance checks)."""
+    import concurrent.futures
+    alone = request()
+    with concurrent.futures.ThreadPoolExecutor(others + 1) as pool:
+        side = [pool.submit(other, i) for i in range(others)]
+        batched = pool.submit(request).result()
+        for f in side:
+            f.result()
+    return alone, batched
+
+
 _LISTENING = re.compile(r"listening on (http://[0-9.]+:(\d+))")
 
 
@@ -129,3 +159,16 @@ def weft_serve_factory():
     yield start
     for s in servers:
         s.stop()
+
+
+# The default (chat) model with a small KV cache on 2 threads, one server per
+# test module; a module defines its own `smol` for other settings.
+@pytest.fixture(scope="module")
+def smol(weft_serve_factory):
+    return weft_serve_factory(CHAT_MODEL, "--kv-memory", "256M", "--ctx",
+                              "1024", "--max-seqs", "16", "--threads", "2")
+
+
+@pytest.fixture(scope="module")
+def client(smol):
+    return openai_client(smol)

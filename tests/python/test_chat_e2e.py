@@ -11,7 +11,6 @@ import json
 import os
 import re
 
-import openai
 import pytest
 
 from conftest import CHAT_MODEL, post_json as post
@@ -32,12 +31,6 @@ def golden():
 def smol(weft_serve_factory):
     return weft_serve_factory(CHAT_MODEL, "--kv-memory", "256M", "--ctx",
                               "2048", "--max-seqs", "4", "--threads", "2")
-
-
-@pytest.fixture(scope="module")
-def client(smol):
-    return openai.OpenAI(base_url=smol.url + "/v1", api_key="unused",
-                         max_retries=0, timeout=300)
 
 
 def test_default_model_uses_its_own_template(smol):

@@ -20,7 +20,7 @@ import jsonschema
 import openai
 import pytest
 
-from conftest import CHAT_MODEL, post_json as post
+from conftest import alone_and_batched, post_json as post
 
 # Also bench/grammar_schemas.json's "fruit" (weft bench grammar --schema fruit).
 SCHEMA = {
@@ -43,18 +43,6 @@ SCHEMA = {
     "additionalProperties": False,
 }
 MSGS = [{"role": "user", "content": "Describe a fruit as JSON."}]
-
-
-@pytest.fixture(scope="module")
-def smol(weft_serve_factory):
-    return weft_serve_factory(CHAT_MODEL, "--kv-memory", "256M", "--ctx",
-                              "1024", "--max-seqs", "16", "--threads", "2")
-
-
-@pytest.fixture(scope="module")
-def client(smol):
-    return openai.OpenAI(base_url=smol.url + "/v1", api_key="unused",
-                         max_retries=0, timeout=300)
 
 
 def chat(client, **kw):
@@ -128,12 +116,7 @@ def test_constrained_tokens_same_alone_and_batched(client):
     def other(i):
         return chat(client, temperature=0.8, seed=100 + i, max_tokens=30)
 
-    alone = constrained()
-    with concurrent.futures.ThreadPoolExecutor(6) as pool:
-        others = [pool.submit(other, i) for i in range(5)]
-        batched = pool.submit(constrained).result()
-        for f in others:
-            f.result()
+    alone, batched = alone_and_batched(constrained, other)
     tokens = lambda c: [t.token for t in c.logprobs.content]
     assert tokens(batched) == tokens(alone)
     assert batched.message.content == alone.message.content
