@@ -7,6 +7,7 @@
 namespace weft::server {
 
 void PrepareChatMessages(const ChatFormat& f, OpenAiRequest* req) {
+  if (f.tools == ToolCallFormat::kGeneric) ToolCallsAsContent(&req->chat_request);
   if (!req->tools.active()) {
     req->chat_request.tools_json.clear();
     return;

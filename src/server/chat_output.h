@@ -31,7 +31,8 @@ struct ChatOutputPlan {
 };
 
 // Before rendering: tool_choice "none" hides the tools from the template;
-// the generic format describes them in a system message instead.
+// the generic format describes them in a system message instead, and
+// writes earlier turns' tool calls as their content.
 void PrepareChatMessages(const ChatFormat& f, OpenAiRequest* req);
 
 // After rendering `prompt`: the plan, and a forced call's constraint in

@@ -33,6 +33,10 @@ std::optional<ApiError> ParseTools(const json& tools, ToolRequest* t) {
     }
     ToolDef def;
     def.name = (*func)["name"].get<std::string>();
+    auto description = func->find("description");
+    if (description != func->end() && description->is_string()) {
+      def.description = description->get<std::string>();
+    }
     auto params = func->find("parameters");
     if (params != func->end() && !params->is_null()) {
       if (!params->is_object()) {
@@ -112,14 +116,16 @@ void AddGenericToolPrompt(const ToolRequest& t, ChatTemplateRequest* c) {
   json tools = json::array();
   for (const ToolDef& d : t.tools) {
     json function = {{"name", d.name}};
+    if (!d.description.empty()) function["description"] = d.description;
     if (!d.parameters.empty()) function["parameters"] = json::parse(d.parameters, nullptr, false);
     tools.push_back({{"type", "function"}, {"function", std::move(function)}});
   }
   std::string text = "You can call any of the following tools to satisfy the user's requests: " +
                      Dump(tools) + "\n\nRespond in JSON format, ";
-  text += t.forced() ? "with `tool_call` (a request to call tools)."
-                     : "either with `tool_call` (a request to call tools) or with `response` "
-                       "reply to the user's request.";
+  const std::string call = t.parallel ? "`tool_calls` (a list of requests to call tools)"
+                                      : "`tool_call` (a request to call a tool)";
+  text += t.forced() ? "with " + call + "."
+                     : "either with " + call + " or with `response` reply to the user's request.";
   std::vector<ChatMessage>& m = c->messages;
   if (!m.empty() && m[0].role == "system" && m[0].content) {
     *m[0].content += "\n\n" + text;
@@ -128,6 +134,20 @@ void AddGenericToolPrompt(const ToolRequest& t, ChatTemplateRequest* c) {
     system.role = "system";
     system.content = std::move(text);
     m.insert(m.begin(), std::move(system));
+  }
+}
+
+void ToolCallsAsContent(ChatTemplateRequest* c) {
+  for (ChatMessage& m : c->messages) {
+    if (m.role != "assistant" || m.tool_calls.empty()) continue;
+    json calls = json::array();
+    for (const ToolCall& t : m.tool_calls) {
+      json args = json::parse(t.arguments, nullptr, false);
+      calls.push_back({{"name", t.name}, {"arguments", args.is_discarded() ? json(t.arguments) : args}});
+    }
+    const std::string text = Dump({{"tool_calls", std::move(calls)}});
+    m.content = m.content && !m.content->empty() ? *m.content + "\n" + text : text;
+    m.tool_calls.clear();
   }
 }
 

@@ -33,7 +33,8 @@ enum class ToolChoice { kNone, kAuto, kRequired, kNamed };
 // One {"type": "function", "function": {...}} of `tools`.
 struct ToolDef {
   std::string name;
-  std::string parameters;  // JSON Schema text, keys as written; "" = none
+  std::string description;  // "" = none
+  std::string parameters;   // JSON Schema text, keys as written; "" = none
 };
 
 struct ToolRequest {
@@ -55,6 +56,11 @@ std::optional<ApiError> ParseToolRequest(std::string_view body, const nlohmann::
 // The generic format's system prompt, added to the first system message
 // (or as a new one) of *c.
 void AddGenericToolPrompt(const ToolRequest& t, ChatTemplateRequest* c);
+
+// For the generic format, whose templates know nothing of tool calls:
+// earlier assistant turns' tool_calls become their content, written the
+// way the generic format asks for them ({"tool_calls": [...]}).
+void ToolCallsAsContent(ChatTemplateRequest* c);
 
 // The constraint for `t` in `format` (null grammar: none). `think_close`:
 // the prompt opened reasoning; the forced output closes it first.

@@ -15,10 +15,10 @@ using F = ToolCallFormat;
 
 ToolRequest Weather(ToolChoice choice) {
   ToolRequest t;
-  t.tools = {{"get_weather",
+  t.tools = {{"get_weather", "Current weather",
               R"({"type":"object","properties":{"city":{"type":"string"}},)"
               R"("required":["city"],"additionalProperties":false})"},
-             {"noop", ""}};
+             {"noop", "", ""}};
   t.choice = choice;
   if (choice == ToolChoice::kNamed) t.named = "get_weather";
   return t;
@@ -112,7 +112,7 @@ TEST(ToolConstraintTest, NotParallelMeansOneCall) {
 
 TEST(ToolConstraintTest, UnsupportedSchemaIs400) {
   ToolRequest t;
-  t.tools = {{"f", R"({"type":"object","patternProperties":{"^a":{}}})"}};
+  t.tools = {{"f", "", R"({"type":"object","patternProperties":{"^a":{}}})"}};
   t.choice = ToolChoice::kRequired;
   auto out = ToolConstraint(t, F::kHermes, "");
   ASSERT_FALSE(out.ok());
@@ -126,12 +126,26 @@ TEST(ToolConstraintTest, GenericPromptJoinsTheSystemMessage) {
   AddGenericToolPrompt(Weather(ToolChoice::kAuto), &c);
   ASSERT_EQ(c.messages.size(), 2u);
   EXPECT_TRUE(c.messages[0].content->starts_with("Be brief.\n\nYou can call"));
-  EXPECT_NE(c.messages[0].content->find("get_weather"), std::string::npos);
+  EXPECT_NE(c.messages[0].content->find(R"("name":"get_weather","description":"Current weather")"),
+            std::string::npos);
   ChatTemplateRequest d;
   d.messages = {{"user", "hi", {}, {}, {}}};
   AddGenericToolPrompt(Weather(ToolChoice::kRequired), &d);
   ASSERT_EQ(d.messages.size(), 2u);
   EXPECT_EQ(d.messages[0].role, "system");
+}
+
+TEST(ToolConstraintTest, GenericWritesEarlierCallsAsContent) {
+  ChatTemplateRequest c;
+  ChatMessage call{"assistant", std::nullopt, {}, {}, {}};
+  call.tool_calls = {{"call_1", "function", "get_weather", R"({"city": "Paris"})"}};
+  c.messages = {{"user", "hi", {}, {}, {}}, call, {"tool", "21C", {}, {}, "call_1"}};
+  ToolCallsAsContent(&c);
+  ASSERT_TRUE(c.messages[1].content.has_value());
+  EXPECT_EQ(*c.messages[1].content,
+            R"({"tool_calls":[{"name":"get_weather","arguments":{"city":"Paris"}}]})");
+  EXPECT_TRUE(c.messages[1].tool_calls.empty());
+  EXPECT_EQ(*c.messages[2].content, "21C");
 }
 
 }  // namespace

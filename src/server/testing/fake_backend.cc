@@ -46,6 +46,7 @@ ModelInfo FakeBackend::model_info() const {
   m.vocab_size = opt_.vocab_size;
   m.created = 1700000000;
   m.chat_stop = opt_.chat_stop;
+  m.chat_template_source = opt_.chat_template_source;
   return m;
 }
 
@@ -161,6 +162,12 @@ void FakeBackend::Step(Req& r, int index, std::vector<GenerateEvent>* out) {
   } else if (opt_.eos_after >= 0 && s.tokens >= opt_.eos_after &&
              !g.ignore_eos) {
     ev.finish = FinishReason::kStop;
+  } else if (!opt_.script.empty()) {
+    ev.text = opt_.script.substr(std::min(s.emitted, opt_.script.size()), 3);
+    s.emitted += ev.text.size();
+    s.tokens++;
+    ev.token_ids.push_back(3);
+    if (s.emitted >= opt_.script.size()) ev.finish = FinishReason::kStop;
   } else {
     uint64_t seed = g.sampling.seed.value_or(0);
     int w = static_cast<int>((seed + index + s.tokens) % kNumWords);

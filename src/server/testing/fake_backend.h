@@ -33,6 +33,10 @@ struct FakeBackendOptions {
   int eos_after = -1;                   // emit EOS after N tokens (-1 never)
   int fail_after = -1;                  // finish with kError after N tokens
   std::vector<std::string> chat_stop;   // ModelInfo.chat_stop
+  std::string chat_template_source;     // ModelInfo.chat_template_source
+  // Non-empty: every sequence writes this text instead of words, 3 bytes
+  // per token, then stops (a recorded model output).
+  std::string script;
 };
 
 class FakeBackend : public Backend {
