@@ -111,7 +111,7 @@ std::vector<OutputEvent> ToolCallStreamParser::Push(std::string_view delta) {
 
 std::vector<OutputEvent> ToolCallStreamParser::Finish() {
   Run(/*at_end=*/true);
-  if (!held_ws_.empty()) Emit(Kind::kContent, std::exchange(held_ws_, {}));
+  if (!ends_with_call_) Emit(Kind::kContent, std::exchange(held_ws_, {}));
   return std::exchange(out_, {});
 }
 
@@ -171,22 +171,31 @@ void ToolCallStreamParser::TakeBlock(size_t skip, BlockResult block) {
   call_position_ = true;
   if (!block.content.empty()) EmitContent(block.content);
   for (ParsedToolCall& c : block.calls) {
-    held_ws_.clear();
     const int index = next_index_++;
     out_.push_back({Kind::kCallStart, "", index, opt_.new_id(), std::move(c.name)});
     out_.push_back({Kind::kArguments, std::move(c.arguments), index, "", ""});
     out_.push_back({Kind::kCallEnd, "", index, "", ""});
   }
-  if (!block.calls.empty()) drop_ws_ = true;
+  if (!block.calls.empty()) drop_ws_ = ends_with_call_ = true;
+}
+
+bool ToolCallStreamParser::Deferred(bool at_end) const {
+  return !at_end && buf_.size() < retry_at_;
+}
+
+void ToolCallStreamParser::Defer() {
+  retry_at_ = buf_.size() < kEagerBlockBytes ? 0 : buf_.size() + buf_.size() / 4;
 }
 
 bool ToolCallStreamParser::StepUnmarked(bool at_end) {
   const size_t skip = LeadingSpace(buf_);
-  if (skip == buf_.size() && !at_end) return false;
+  if ((skip == buf_.size() && !at_end) || Deferred(at_end)) return false;
   BlockResult b = tool_internal::ParseBlock(opt_.format, std::string_view(buf_).substr(skip),
                                             at_end, /*unmarked=*/true);
+  retry_at_ = 0;
   switch (b.status) {
     case BlockResult::Status::kIncomplete:
+      Defer();
       return false;
     case BlockResult::Status::kNotHere:
       call_position_ = false;
@@ -210,6 +219,8 @@ bool ToolCallStreamParser::StepContent(bool at_end) {
   if (call_position_ && tool_internal::HasUnmarkedStart(opt_.format, first_block_)) {
     return StepUnmarked(at_end);
   }
+  if (Deferred(at_end)) return false;  // buf_ starts with an unfinished block
+  retry_at_ = 0;
   const std::vector<std::string>& marks = tool_internal::Markers(opt_.format);
   size_t pos = std::string::npos;
   for (const std::string& m : marks) pos = std::min(pos, buf_.find(m));
@@ -222,7 +233,10 @@ bool ToolCallStreamParser::StepContent(bool at_end) {
   EmitContent(std::string_view(buf_).substr(0, pos));
   buf_.erase(0, pos);
   BlockResult b = tool_internal::ParseBlock(opt_.format, buf_, at_end, /*unmarked=*/false);
-  if (b.status == BlockResult::Status::kIncomplete) return false;
+  if (b.status == BlockResult::Status::kIncomplete) {
+    Defer();
+    return false;
+  }
   if (b.status == BlockResult::Status::kDone) {
     TakeBlock(0, std::move(b));
   } else {
@@ -232,7 +246,9 @@ bool ToolCallStreamParser::StepContent(bool at_end) {
 }
 
 // Content keeps its text, except whitespace next to a tool call: trailing
-// whitespace waits in held_ws_ until more content comes.
+// whitespace waits in held_ws_ until more content comes (so text, call,
+// text keeps the whitespace before the call), and whitespace after a call
+// or at the end after one is dropped.
 void ToolCallStreamParser::EmitContent(std::string_view text) {
   if (drop_ws_) {
     const size_t skip = LeadingSpace(text);
@@ -246,7 +262,7 @@ void ToolCallStreamParser::EmitContent(std::string_view text) {
     held_ws_.append(text);
     return;
   }
-  call_position_ = false;
+  call_position_ = ends_with_call_ = false;
   Emit(Kind::kContent, std::exchange(held_ws_, {}) + std::string(text.substr(0, body)));
   held_ws_.assign(text.substr(body));
 }

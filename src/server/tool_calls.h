@@ -98,6 +98,8 @@ struct OutputEvent {
 
 class ToolCallStreamParser {
  public:
+  static constexpr size_t kEagerBlockBytes = 4096;
+
   explicit ToolCallStreamParser(ParserOptions options);
 
   // Events that `delta` decides (maybe none).
@@ -121,6 +123,11 @@ class ToolCallStreamParser {
   // Emits a parsed block's calls (and content); `skip` bytes of whitespace
   // came before it.
   void TakeBlock(size_t skip, tool_internal::BlockResult block);
+  // An unfinished block at the start of buf_ is parsed again only once
+  // the text grew by a quarter past kEagerBlockBytes (or at the end): a
+  // long call costs linear time, not quadratic. The result is the same.
+  bool Deferred(bool at_end) const;
+  void Defer();
   void EmitContent(std::string_view text);
   void Emit(OutputEvent::Kind kind, std::string text);
 
@@ -129,9 +136,11 @@ class ToolCallStreamParser {
   std::string buf_;              // text not yet decided
   std::string held_ws_;          // content's trailing whitespace
   bool drop_ws_ = false;         // drop whitespace before the next content
+  bool ends_with_call_ = false;  // no content since the last call
   bool call_position_ = true;    // an unmarked call may start here
   bool first_block_ = true;      // nothing has been parsed as a block yet
   int next_index_ = 0;
+  size_t retry_at_ = 0;          // Defer(): parse again at this size
   std::vector<OutputEvent> out_;
 };
 

@@ -49,6 +49,8 @@ ParserOptions Options(const Case& c) {
 
 const std::string kW = R"({"location": "Paris", "unit": "c"})";
 const std::string kWc = R"({"location":"Paris","unit":"c"})";  // compact
+// Arguments longer than ToolCallStreamParser::kEagerBlockBytes.
+const std::string kLong = "{\"text\":\"" + std::string(10000, 'x') + "\"}";
 
 std::vector<Case> Cases() {
   return {
@@ -59,13 +61,18 @@ std::vector<Case> Cases() {
       {"hermes_text_around", F::kHermes,
        "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": " + kW +
            "}\n</tool_call>\nDone.",
-       "Let me check.Done.", {{"get_weather", kWc}}},
+       "Let me check.\nDone.", {{"get_weather", kWc}}},
       {"hermes_two", F::kHermes,
        "<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n"
        "{\"name\": \"b\", \"arguments\": {\"x\": [1, 2]}}\n</tool_call>",
        "", {{"a", "{}"}, {"b", R"({"x":[1,2]})"}}},
       {"hermes_unclosed_at_end", F::kHermes,
        "<tool_call>\n{\"name\": \"a\", \"arguments\": {\"s\": \"}<\"}}", "", {{"a", R"({"s":"}<"})"}}},
+      {"hermes_long", F::kHermes,
+       "a <tool_call>{\"name\": \"w\", \"arguments\": " + kLong + "}</tool_call> b", "a b",
+       {{"w", kLong}}},
+      {"llama_long", F::kLlama3, "{\"name\": \"w\", \"parameters\": " + kLong + "}", "",
+       {{"w", kLong}}},
       {"hermes_malformed", F::kHermes,
        "Sure <tool_call>\n{\"name\": \"a\", \"arguments\": {x}}\n</tool_call>",
        "Sure <tool_call>\n{\"name\": \"a\", \"arguments\": {x}}\n</tool_call>", {}},
