@@ -50,12 +50,6 @@ bool IsNameStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 bool IsNameChar(char c) { return IsNameStart(c) || IsDigit(c); }
-int HexVal(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // Python's "unicode-escape" decoding of a string literal body.
 StatusOr<std::string> Unescape(std::string_view body, int line) {
@@ -106,7 +100,7 @@ StatusOr<std::string> Unescape(std::string_view body, int line) {
         size_t n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
         uint32_t cp = 0;
         for (size_t k = 0; k < n; ++k) {
-          int h = i + 1 + k < body.size() ? HexVal(body[i + 1 + k]) : -1;
+          int h = i + 1 + k < body.size() ? HexDigit(body[i + 1 + k]) : -1;
           if (h < 0)
             return LexError(
                 line, "truncated \\" + std::string(1, e) + " escape in string");
@@ -422,8 +416,8 @@ class Lexer {
       char b = static_cast<char>(src_[p + 1] | 0x20);
       base = b == 'b' ? 2 : b == 'o' ? 8 : 16;
       q = p + 2;
-      while (q < src_.size() && (HexVal(src_[q]) >= 0 || src_[q] == '_') &&
-             (src_[q] == '_' || HexVal(src_[q]) < base)) {
+      while (q < src_.size() && (HexDigit(src_[q]) >= 0 || src_[q] == '_') &&
+             (src_[q] == '_' || HexDigit(src_[q]) < base)) {
         if (src_[q] != '_') text += src_[q];
         ++q;
       }

@@ -30,13 +30,6 @@ std::string ReplaceAll(std::string_view s, std::string_view from, std::string_vi
   return out;
 }
 
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // The bytes of token `id` with special tokens rendered (llama.cpp's
 // token_to_piece with special = true).
 std::string RenderPiece(const Vocab& v, TokenId id) {

@@ -25,6 +25,9 @@ size_t Utf8Chars(std::string_view s);
 // Appends the UTF-8 encoding of code point cp (<= 0x10FFFF) to *out.
 void AppendUtf8(uint32_t cp, std::string* out);
 
+// The value of hexadecimal digit c, or -1.
+int HexDigit(char c);
+
 // Escapes bytes outside printable ASCII as \xNN, for one-line messages.
 std::string CEscape(std::string_view s, size_t max_len = 64);
 
