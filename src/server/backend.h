@@ -133,6 +133,10 @@ struct ChatTemplateRequest {
   bool add_generation_prompt = true;     // open an assistant turn
   std::string tools_json;                // JSON array text, or empty
   std::map<std::string, std::string> kwargs_json;  // name -> JSON value text
+  // Tool calls' arguments reach the template as their JSON text, for
+  // templates that concatenate them (Functionary, Firefunction, DeepSeek
+  // R1); else as a dict when they are a JSON object (most templates).
+  bool arguments_as_text = false;
 };
 
 // Static facts about the served model and engine; unknown = nullopt.

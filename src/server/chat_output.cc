@@ -7,15 +7,17 @@
 namespace weft::server {
 
 void PrepareChatMessages(const ChatFormat& f, OpenAiRequest* req) {
-  if (f.tools == ToolCallFormat::kGeneric) ToolCallsAsContent(&req->chat_request);
-  if (!req->tools.active()) {
-    req->chat_request.tools_json.clear();
-    return;
-  }
-  if (f.tools == ToolCallFormat::kGeneric) {
-    AddGenericToolPrompt(req->tools, &req->chat_request);
-    req->chat_request.tools_json.clear();
-  }
+  ChatTemplateRequest& c = req->chat_request;
+  if (!req->tools.active()) c.tools_json.clear();
+  c.arguments_as_text = f.tools == ToolCallFormat::kFunctionaryV31 ||
+                        f.tools == ToolCallFormat::kFunctionaryV32 ||
+                        f.tools == ToolCallFormat::kFirefunction ||
+                        f.tools == ToolCallFormat::kDeepSeekR1;
+  if (f.tools == ToolCallFormat::kFirefunction) AddFirefunctionVariables(&c);
+  if (f.tools != ToolCallFormat::kGeneric) return;
+  ToolTurnsAsText(&c);
+  if (req->tools.active()) AddGenericToolPrompt(req->tools, f.system_role, &c);
+  c.tools_json.clear();
 }
 
 ApiResult<ChatOutputPlan> PlanChatOutput(const ChatFormat& f, std::string_view prompt,

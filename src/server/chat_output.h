@@ -31,8 +31,9 @@ struct ChatOutputPlan {
 };
 
 // Before rendering: tool_choice "none" hides the tools from the template;
-// the generic format describes them in a system message instead, and
-// writes earlier turns' tool calls as their content.
+// the generic format describes them in a system message instead and
+// writes earlier tool turns as text; Firefunction gets its variables
+// (tool_request.h).
 void PrepareChatMessages(const ChatFormat& f, OpenAiRequest* req);
 
 // After rendering `prompt`: the plan, and a forced call's constraint in

@@ -22,7 +22,7 @@ StatusOr<chat::Value> ParseJsonValue(const std::string& text,
 
 // One message as HF templates see it: role, content, then the optional
 // fields only when present.
-StatusOr<chat::Value> MessageValue(const ChatMessage& m) {
+StatusOr<chat::Value> MessageValue(const ChatMessage& m, bool arguments_as_text) {
   chat::Dict d;
   d.Set(chat::Value("role"), chat::Value(m.role));
   d.Set(chat::Value("content"),
@@ -35,7 +35,7 @@ StatusOr<chat::Value> MessageValue(const ChatMessage& m) {
       // templates expect, as vLLM does), else the text.
       chat::Value args(c.arguments);
       Json j = Json::parse(c.arguments, nullptr, /*allow_exceptions=*/false);
-      if (!j.is_discarded() && j.is_object()) {
+      if (!arguments_as_text && !j.is_discarded() && j.is_object()) {
         ASSIGN_OR_RETURN(args, ChatValueFromJson(j));
       }
       chat::Dict fn;
@@ -128,7 +128,7 @@ StatusOr<std::string> ChatRenderer::Render(
   }
   chat::Value::List messages;
   for (const ChatMessage& m : req.messages) {
-    ASSIGN_OR_RETURN(chat::Value v, MessageValue(m));
+    ASSIGN_OR_RETURN(chat::Value v, MessageValue(m, req.arguments_as_text));
     messages.push_back(std::move(v));
   }
   chat::Value tools;

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/strings.h"
+
 namespace weft::server::tool_internal {
 namespace {
 
@@ -296,7 +298,76 @@ BlockResult LlamaJson(std::string_view s, bool at_end) {
   return r;
 }
 
+// \uXXXX at s[i] (s[i] == '\\'): the code unit, or -1 (short or not hex).
+int32_t Utf16Escape(std::string_view s, size_t i) {
+  if (i + 6 > s.size() || s[i + 1] != 'u') return -1;
+  int32_t v = 0;
+  for (size_t k = i + 2; k < i + 6; ++k) {
+    if (HexDigit(s[k]) < 0) return -1;
+    v = v * 16 + HexDigit(s[k]);
+  }
+  return v;
+}
+
+// One escape at s[i] (s[i] == '\\') into *out: its length, 0 while it is
+// unfinished (also a high surrogate waiting for its pair).
+size_t DecodeEscape(std::string_view s, size_t i, std::string* out) {
+  if (i + 1 >= s.size()) return 0;
+  static constexpr std::string_view kFrom = "nrtbf\"/\\", kTo = "\n\r\t\b\f\"/\\";
+  if (const size_t k = kFrom.find(s[i + 1]); k != std::string_view::npos) {
+    out->push_back(kTo[k]);
+    return 2;
+  }
+  if (s[i + 1] != 'u') return 2;  // not JSON: skipped
+  const int32_t hi = Utf16Escape(s, i);
+  if (hi < 0) return i + 6 > s.size() ? 0 : 2;  // short: wait; bad: skip
+  if (hi < 0xD800 || hi > 0xDBFF) {
+    AppendUtf8(static_cast<uint32_t>(hi), out);
+    return 6;
+  }
+  const int32_t lo = Utf16Escape(s, i + 6);
+  if (lo < 0 && i + 12 > s.size()) return 0;
+  if (lo < 0xDC00 || lo > 0xDFFF) {
+    AppendUtf8(0xFFFD, out);  // a lone high surrogate
+    return 6;
+  }
+  AppendUtf8(static_cast<uint32_t>(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)), out);
+  return 12;
+}
+
 }  // namespace
+
+size_t GenericResponsePrefix(std::string_view s) {
+  static constexpr std::string_view kParts[] = {"{", "\"response\"", ":", "\""};
+  size_t i = 0;
+  for (std::string_view part : kParts) {
+    i = SkipSpace(s, i);
+    const std::string_view rest = s.substr(i);
+    if (rest.size() < part.size()) return part.starts_with(rest) ? 0 : std::string_view::npos;
+    if (!rest.starts_with(part)) return std::string_view::npos;
+    i += part.size();
+  }
+  return i;
+}
+
+size_t DecodeJsonString(std::string_view s, std::string* out, bool* closed) {
+  *closed = false;
+  size_t i = 0;
+  while (i < s.size()) {
+    if (s[i] == '"') {
+      *closed = true;
+      return i + 1;
+    }
+    if (s[i] != '\\') {
+      out->push_back(s[i++]);
+      continue;
+    }
+    const size_t n = DecodeEscape(s, i, out);
+    if (n == 0) break;
+    i += n;
+  }
+  return i;
+}
 
 const std::vector<std::string>& Markers(ToolCallFormat f) {
   static const auto* k = new std::vector<std::vector<std::string>>{

@@ -37,6 +37,16 @@ bool HasUnmarkedStart(ToolCallFormat f, bool first);
 // answer is never kIncomplete.
 BlockResult ParseBlock(ToolCallFormat f, std::string_view s, bool at_end, bool unmarked);
 
+// The generic format's {"response": "...} up to the string's first
+// character: its length, 0 while `s` may still become it, npos if not.
+size_t GenericResponsePrefix(std::string_view s);
+
+// Decodes the JSON string characters at the start of `s` (after the
+// opening quote) into *out, up to the closing quote or the end of `s` (an
+// unfinished escape is left). Returns the bytes consumed; *closed: the
+// closing quote was consumed.
+size_t DecodeJsonString(std::string_view s, std::string* out, bool* closed);
+
 // Whitespace as JSON has it.
 inline bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 

@@ -46,6 +46,7 @@ ChatFormat DetectChatFormat(std::string_view t) {
   } else if (has("[TOOL_CALLS]")) {
     f.tools = ToolCallFormat::kMistral;
   }
+  f.system_role = !has("System role not supported");  // Gemma's
   if (f.tools == ToolCallFormat::kCommandR7b) {
     f.think_open = "<|START_THINKING|>";
     f.think_close = "<|END_THINKING|>";
@@ -132,8 +133,44 @@ bool ToolCallStreamParser::Step(bool at_end) {
       EmitContent(buf_);
       buf_.clear();
       return false;
+    case Mode::kResponse:
+      return StepResponse(at_end);
+    case Mode::kResponseEnd:
+      return StepResponseEnd(at_end);
   }
   return false;
+}
+
+bool ToolCallStreamParser::StepResponse(bool at_end) {
+  std::string text;
+  bool closed = false;
+  buf_.erase(0, tool_internal::DecodeJsonString(buf_, &text, &closed));
+  EmitContent(text);
+  if (closed) mode_ = Mode::kResponseEnd;
+  if (!closed && at_end) buf_.clear();  // cut short: an unfinished escape
+  return closed;
+}
+
+bool ToolCallStreamParser::StepResponseEnd(bool at_end) {
+  const size_t skip = LeadingSpace(buf_);
+  if (skip == buf_.size() && !at_end) return false;
+  if (skip < buf_.size() && buf_[skip] == '}') buf_.erase(0, skip + 1);
+  mode_ = Mode::kContent;
+  drop_ws_ = true;
+  return true;
+}
+
+bool ToolCallStreamParser::Unparsed(bool at_end, std::string_view block, bool unmarked) {
+  const bool cut_short =
+      at_end && tool_internal::ParseBlock(opt_.format, block, /*at_end=*/false, unmarked).status ==
+                    BlockResult::Status::kIncomplete;
+  if (cut_short) {
+    buf_.clear();
+    held_ws_.clear();
+    return false;
+  }
+  mode_ = Mode::kFallback;
+  return true;
 }
 
 // Reasoning opens only at the start of the output.
@@ -190,8 +227,18 @@ void ToolCallStreamParser::Defer() {
 bool ToolCallStreamParser::StepUnmarked(bool at_end) {
   const size_t skip = LeadingSpace(buf_);
   if ((skip == buf_.size() && !at_end) || Deferred(at_end)) return false;
-  BlockResult b = tool_internal::ParseBlock(opt_.format, std::string_view(buf_).substr(skip),
-                                            at_end, /*unmarked=*/true);
+  const std::string_view rest = std::string_view(buf_).substr(skip);
+  if (opt_.format == ToolCallFormat::kGeneric) {
+    const size_t n = tool_internal::GenericResponsePrefix(rest);
+    if (n == 0 && !at_end) return false;  // undecided
+    if (n != 0 && n != std::string_view::npos) {
+      buf_.erase(0, skip + n);
+      first_block_ = false;
+      mode_ = Mode::kResponse;
+      return true;
+    }
+  }
+  BlockResult b = tool_internal::ParseBlock(opt_.format, rest, at_end, /*unmarked=*/true);
   retry_at_ = 0;
   switch (b.status) {
     case BlockResult::Status::kIncomplete:
@@ -201,8 +248,7 @@ bool ToolCallStreamParser::StepUnmarked(bool at_end) {
       call_position_ = false;
       return true;
     case BlockResult::Status::kInvalid:
-      mode_ = Mode::kFallback;
-      return true;
+      return Unparsed(at_end, rest, /*unmarked=*/true);
     case BlockResult::Status::kDone:
       TakeBlock(skip, std::move(b));
       return true;
@@ -237,11 +283,8 @@ bool ToolCallStreamParser::StepContent(bool at_end) {
     Defer();
     return false;
   }
-  if (b.status == BlockResult::Status::kDone) {
-    TakeBlock(0, std::move(b));
-  } else {
-    mode_ = Mode::kFallback;
-  }
+  if (b.status != BlockResult::Status::kDone) return Unparsed(at_end, buf_, /*unmarked=*/false);
+  TakeBlock(0, std::move(b));
   return true;
 }
 

@@ -14,7 +14,9 @@
 // Content never carries tool-call markup: text that could be the start of
 // a marker is held back until decided. A call is emitted once its text is
 // complete and parsed (start, then its whole arguments, then end); a call
-// whose JSON is malformed turns the rest of the output into content. The
+// whose JSON is malformed turns the rest of the output into content, and a
+// call cut short by the end of the output is dropped. The generic format's
+// {"response": "..."} streams its string as content. The
 // events do not depend on how the text was split into deltas, so the
 // stream's result equals ParseToolCalls on the whole text.
 //
@@ -57,6 +59,7 @@ struct ChatFormat {
   ToolCallFormat tools = ToolCallFormat::kGeneric;
   std::string think_open;   // opens reasoning ("<think>"); empty: none
   std::string think_close;  // ends it ("</think>")
+  bool system_role = true;  // false: the template refuses system messages
 };
 
 // Chooses by marker strings in the template's source.
@@ -110,7 +113,9 @@ class ToolCallStreamParser {
   int num_calls() const { return next_index_; }
 
  private:
-  enum class Mode { kStart, kReasoning, kContent, kFallback };
+  // kResponse: inside the generic format's {"response": "..."} string,
+  // whose characters are content; kResponseEnd: its closing brace.
+  enum class Mode { kStart, kReasoning, kContent, kFallback, kResponse, kResponseEnd };
   // Decides as much of buf_ as it can.
   void Run(bool at_end);
   // One decision; false when it needs more input.
@@ -118,8 +123,13 @@ class ToolCallStreamParser {
   bool StepStart(bool at_end);
   bool StepReasoning(bool at_end);
   bool StepContent(bool at_end);
+  bool StepResponse(bool at_end);
+  bool StepResponseEnd(bool at_end);
   // A block without a marker at a call position.
   bool StepUnmarked(bool at_end);
+  // After a block that does not parse: drops it if it was cut short (the
+  // output ended inside it), else makes the rest content.
+  bool Unparsed(bool at_end, std::string_view block, bool unmarked);
   // Emits a parsed block's calls (and content); `skip` bytes of whitespace
   // came before it.
   void TakeBlock(size_t skip, tool_internal::BlockResult block);

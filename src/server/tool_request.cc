@@ -1,5 +1,6 @@
 #include "server/tool_request.h"
 
+#include <ctime>
 #include <utility>
 
 #include "sampling/tool_call_grammar.h"
@@ -112,7 +113,7 @@ std::optional<ApiError> ParseToolRequest(std::string_view body, const nlohmann::
   return std::nullopt;
 }
 
-void AddGenericToolPrompt(const ToolRequest& t, ChatTemplateRequest* c) {
+void AddGenericToolPrompt(const ToolRequest& t, bool system_role, ChatTemplateRequest* c) {
   json tools = json::array();
   for (const ToolDef& d : t.tools) {
     json function = {{"name", d.name}};
@@ -129,6 +130,8 @@ void AddGenericToolPrompt(const ToolRequest& t, ChatTemplateRequest* c) {
   std::vector<ChatMessage>& m = c->messages;
   if (!m.empty() && m[0].role == "system" && m[0].content) {
     *m[0].content += "\n\n" + text;
+  } else if (!system_role && !m.empty()) {
+    m[0].content = text + "\n\n" + m[0].content.value_or("");
   } else {
     ChatMessage system;
     system.role = "system";
@@ -137,8 +140,14 @@ void AddGenericToolPrompt(const ToolRequest& t, ChatTemplateRequest* c) {
   }
 }
 
-void ToolCallsAsContent(ChatTemplateRequest* c) {
+void ToolTurnsAsText(ChatTemplateRequest* c) {
   for (ChatMessage& m : c->messages) {
+    if (m.role == "tool") {
+      json response = {{"tool_call_id", m.tool_call_id.value_or("")},
+                       {"content", m.content.value_or("")}};
+      m = ChatMessage{"user", Dump({{"tool_response", std::move(response)}}), {}, {}, {}};
+      continue;
+    }
     if (m.role != "assistant" || m.tool_calls.empty()) continue;
     json calls = json::array();
     for (const ToolCall& t : m.tool_calls) {
@@ -149,6 +158,18 @@ void ToolCallsAsContent(ChatTemplateRequest* c) {
     m.content = m.content && !m.content->empty() ? *m.content + "\n" + text : text;
     m.tool_calls.clear();
   }
+}
+
+void AddFirefunctionVariables(ChatTemplateRequest* c) {
+  std::string functions;
+  if (!c->tools_json.empty()) functions = json::parse(c->tools_json, nullptr, false).dump(2);
+  c->kwargs_json.emplace("functions", Dump(json(functions)));
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char date[64];
+  std::strftime(date, sizeof(date), "%b %d %Y %H:%M:%S GMT", &utc);
+  c->kwargs_json.emplace("datetime", Dump(json(std::string(date))));
 }
 
 namespace {

@@ -54,13 +54,19 @@ std::optional<ApiError> ParseToolRequest(std::string_view body, const nlohmann::
                                          ToolRequest* t, ChatTemplateRequest* c);
 
 // The generic format's system prompt, added to the first system message
-// (or as a new one) of *c.
-void AddGenericToolPrompt(const ToolRequest& t, ChatTemplateRequest* c);
+// (or as a new one) of *c; without `system_role`, to the first message.
+void AddGenericToolPrompt(const ToolRequest& t, bool system_role, ChatTemplateRequest* c);
 
-// For the generic format, whose templates know nothing of tool calls:
-// earlier assistant turns' tool_calls become their content, written the
-// way the generic format asks for them ({"tool_calls": [...]}).
-void ToolCallsAsContent(ChatTemplateRequest* c);
+// For the generic format, whose templates know nothing of tools: earlier
+// assistant turns' tool_calls become their content, written the way the
+// format asks for them ({"tool_calls": [...]}), and tool results become
+// user turns ({"tool_response": {"tool_call_id", "content"}}), as
+// llama-server's template polyfills do.
+void ToolTurnsAsText(ChatTemplateRequest* c);
+
+// Firefunction v2's template reads the tools as `functions` (indented JSON
+// text, "" without tools) and the date as `datetime`, not `tools`.
+void AddFirefunctionVariables(ChatTemplateRequest* c);
 
 // The constraint for `t` in `format` (null grammar: none). `think_close`:
 // the prompt opened reasoning; the forced output closes it first.

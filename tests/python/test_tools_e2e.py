@@ -142,6 +142,17 @@ def test_auto_is_content_or_calls_without_markup(client):
             assert '"response"' not in (c.message.content or "")
 
 
+def test_auto_streamed_equals_whole(client):
+    # The generic format's {"response": "..."} streams its text as content.
+    kw = dict(tool_choice="auto", temperature=0, max_tokens=40)
+    whole = chat(client, **kw).choices[0]
+    content, calls, finish = stream_calls(client, **kw)
+    assert content == (whole.message.content or "")
+    assert [(c["name"], c["arguments"]) for c in calls] == [
+        (t.function.name, t.function.arguments) for t in whole.message.tool_calls or []]
+    assert finish == whole.finish_reason
+
+
 def test_forced_call_same_alone_and_batched(client):
     def forced():
         return chat(client, tool_choice="required", temperature=0.8, seed=21,

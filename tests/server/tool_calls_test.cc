@@ -3,6 +3,9 @@
 // stream parser gives the same result for every split of the text.
 #include "server/tool_calls.h"
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -76,6 +79,8 @@ std::vector<Case> Cases() {
       {"hermes_malformed", F::kHermes,
        "Sure <tool_call>\n{\"name\": \"a\", \"arguments\": {x}}\n</tool_call>",
        "Sure <tool_call>\n{\"name\": \"a\", \"arguments\": {x}}\n</tool_call>", {}},
+      {"hermes_cut_short", F::kHermes,
+       "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"argum", "Checking.", {}},
       {"hermes_no_call", F::kHermes, "The weather is fine. <tool", "The weather is fine. <tool", {}},
       {"hermes_string_arguments", F::kHermes,
        "<tool_call>{\"name\": \"a\", \"arguments\": \"{\\\"k\\\": 1}\"}</tool_call>", "",
@@ -155,6 +160,12 @@ std::vector<Case> Cases() {
        {{"a", "{}"}}},
       {"generic_response", F::kGeneric, "{\"response\": \"Hi <tool_call> there\"}",
        "Hi <tool_call> there", {}},
+      {"generic_response_escapes", F::kGeneric,
+       R"({"response": "a\"b\\n\u00e9\ud83d\ude00 <x>"} )", "a\"b\\n\u00e9\U0001F600 <x>", {}},
+      {"generic_response_cut_short", F::kGeneric, R"( {"response" : "Hello wor\u00)", "Hello wor",
+       {}},
+      {"generic_responses_key", F::kGeneric, R"({"responses": 1})", R"({"responses": 1})", {}},
+      {"functionary32_cut_short", F::kFunctionaryV32, "all\nHi>>>get_weather\n{\"city", "Hi", {}},
       {"generic_text", F::kGeneric, "Just text.", "Just text.", {}},
       {"generic_other_json", F::kGeneric, "{\"a\": 1}", "{\"a\": 1}", {}},
       {"generic_malformed", F::kGeneric, "{\"tool_call\": {\"name\": ", "{\"tool_call\": {\"name\": ",
@@ -258,6 +269,36 @@ TEST(ToolCallsDetectTest, TemplatesChooseTheirFormat) {
   EXPECT_EQ(DetectChatFormat("<|im_start|>").tools, F::kGeneric);
   EXPECT_EQ(DetectChatFormat("<think>").think_close, "</think>");
   EXPECT_TRUE(DetectChatFormat("<|im_start|>").think_open.empty());
+}
+
+// The real templates of shared/models/chat-templates choose their format.
+TEST(ToolCallsDetectTest, SharedTemplates) {
+  const std::filesystem::path dir = std::filesystem::path(WEFT_SHARED_MODELS_DIR) / "chat-templates";
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " is missing";
+  const std::vector<std::pair<std::string, F>> expected = {
+      {"CohereForAI-c4ai-command-r7b-12-2024-tool_use", F::kCommandR7b},
+      {"NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use", F::kHermes},
+      {"NousResearch-Hermes-3-Llama-3.1-8B-tool_use", F::kHermes},
+      {"Qwen-Qwen2.5-7B-Instruct", F::kHermes},
+      {"deepseek-ai-DeepSeek-R1-Distill-Llama-8B", F::kDeepSeekR1},
+      {"fireworks-ai-llama-3-firefunction-v2", F::kFirefunction},
+      {"google-gemma-2-2b-it", F::kGeneric},
+      {"meetkai-functionary-medium-v3.1", F::kFunctionaryV31},
+      {"meetkai-functionary-medium-v3.2", F::kFunctionaryV32},
+      {"meta-llama-Llama-3.1-8B-Instruct", F::kLlama3},
+      {"meta-llama-Llama-3.2-3B-Instruct", F::kLlama3},
+      {"meta-llama-Llama-3.3-70B-Instruct", F::kLlama3},
+      {"microsoft-Phi-3.5-mini-instruct", F::kGeneric},
+      {"mistralai-Mistral-Nemo-Instruct-2407", F::kMistral},
+  };
+  for (const auto& [name, format] : expected) {
+    std::ifstream in(dir / (name + ".jinja"));
+    ASSERT_TRUE(in.good()) << name;
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const ChatFormat f = DetectChatFormat(text);
+    EXPECT_EQ(ToolCallFormatName(f.tools), ToolCallFormatName(format)) << name;
+    EXPECT_EQ(f.think_open.empty(), format != F::kDeepSeekR1 && format != F::kCommandR7b) << name;
+  }
 }
 
 TEST(ToolCallsDetectTest, IdsHaveTheFormatsShape) {

@@ -123,29 +123,45 @@ TEST(ToolConstraintTest, UnsupportedSchemaIs400) {
 TEST(ToolConstraintTest, GenericPromptJoinsTheSystemMessage) {
   ChatTemplateRequest c;
   c.messages = {{"system", "Be brief.", {}, {}, {}}, {"user", "hi", {}, {}, {}}};
-  AddGenericToolPrompt(Weather(ToolChoice::kAuto), &c);
+  AddGenericToolPrompt(Weather(ToolChoice::kAuto), true, &c);
   ASSERT_EQ(c.messages.size(), 2u);
   EXPECT_TRUE(c.messages[0].content->starts_with("Be brief.\n\nYou can call"));
   EXPECT_NE(c.messages[0].content->find(R"("name":"get_weather","description":"Current weather")"),
             std::string::npos);
   ChatTemplateRequest d;
   d.messages = {{"user", "hi", {}, {}, {}}};
-  AddGenericToolPrompt(Weather(ToolChoice::kRequired), &d);
+  ChatTemplateRequest e = d;
+  AddGenericToolPrompt(Weather(ToolChoice::kRequired), true, &d);
   ASSERT_EQ(d.messages.size(), 2u);
   EXPECT_EQ(d.messages[0].role, "system");
+  // A template without a system role (Gemma): the first message carries it.
+  AddGenericToolPrompt(Weather(ToolChoice::kRequired), false, &e);
+  ASSERT_EQ(e.messages.size(), 1u);
+  EXPECT_TRUE(e.messages[0].content->starts_with("You can call"));
+  EXPECT_TRUE(e.messages[0].content->ends_with("\n\nhi"));
 }
 
-TEST(ToolConstraintTest, GenericWritesEarlierCallsAsContent) {
+TEST(ToolConstraintTest, GenericWritesToolTurnsAsText) {
   ChatTemplateRequest c;
   ChatMessage call{"assistant", std::nullopt, {}, {}, {}};
   call.tool_calls = {{"call_1", "function", "get_weather", R"({"city": "Paris"})"}};
   c.messages = {{"user", "hi", {}, {}, {}}, call, {"tool", "21C", {}, {}, "call_1"}};
-  ToolCallsAsContent(&c);
+  ToolTurnsAsText(&c);
   ASSERT_TRUE(c.messages[1].content.has_value());
   EXPECT_EQ(*c.messages[1].content,
             R"({"tool_calls":[{"name":"get_weather","arguments":{"city":"Paris"}}]})");
   EXPECT_TRUE(c.messages[1].tool_calls.empty());
-  EXPECT_EQ(*c.messages[2].content, "21C");
+  EXPECT_EQ(c.messages[2].role, "user");
+  EXPECT_EQ(*c.messages[2].content,
+            R"({"tool_response":{"tool_call_id":"call_1","content":"21C"}})");
+}
+
+TEST(ToolConstraintTest, FirefunctionVariables) {
+  ChatTemplateRequest c;
+  c.tools_json = R"([{"type":"function"}])";
+  AddFirefunctionVariables(&c);
+  EXPECT_EQ(c.kwargs_json.at("functions"), R"("[\n  {\n    \"type\": \"function\"\n  }\n]")");
+  EXPECT_TRUE(c.kwargs_json.at("datetime").ends_with(R"( GMT")"));
 }
 
 }  // namespace
