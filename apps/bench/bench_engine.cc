@@ -74,8 +74,10 @@ struct EngineBenchOptions {
   std::string chunks = std::to_string(engine::SchedulerConfig().prefill_chunk);
   std::string mbts = std::to_string(engine::SchedulerConfig().max_batched_tokens);
   std::string max_seqs = std::to_string(engine::SchedulerConfig().max_seqs);
-  // ITL targets (ms) and ratios: each adds the first configuration sized to it.
+  // ITL targets (ms) and ratios: each adds the first configuration sized to
+  // it, with this floor on a timed pass's first prompt chunk.
   std::string targets, ratios;
+  int64_t min_prefill = engine::SchedulerConfig().min_prefill_tokens;
   // S1/S2: add a column with chunking disabled.
   bool unchunked = true;
   // S2: decoding streams and the long requests among them.
@@ -112,16 +114,16 @@ void RegisterEngineBenchFlags(EngineBenchOptions* o, FlagSet* flags) {
                 "default 1,4,8,16)");
   flags->String("rate", &o->rates,
                 "open loop: Poisson arrivals per second, e.g. 0.5,1; 0 = closed loop");
-  flags->String("prefill-chunk", &o->chunks,
-                "prompt tokens per sequence per pass; 0 = no chunking");
+  flags->String("prefill-chunk", &o->chunks, "prompt tokens per sequence per pass; 0 = none");
   flags->String("max-batched-tokens", &o->mbts, "token budget of a pass");
   flags->String("max-seqs", &o->max_seqs, "running sequences at most");
   flags->String("target-itl-ms", &o->targets,
-                "add the first configuration with passes sized to each of these inter-token "
-                "latency targets (ms), e.g. 60,90");
+                "add the first configuration sized to each of these ITL targets (ms), e.g. 60,90");
   flags->String("target-itl-ratio", &o->ratios,
                 "add the first configuration with passes sized to each of these multiples "
                 "of their decodes' own time, e.g. 1.5,2");
+  flags->Int("min-prefill-tokens", &o->min_prefill,
+             "timed configurations: prompt tokens a pass with decodes takes at least");
   flags->Bool("unchunked", &o->unchunked,
               "S1/S2: add a column with chunking disabled (prefill_chunk 0, budget max(2048, "
               "longest prompt + max_seqs))");
@@ -129,8 +131,7 @@ void RegisterEngineBenchFlags(EngineBenchOptions* o, FlagSet* flags) {
   flags->Int("s2-long-prompt", &o->s2_long_prompt, "S2: long prompt tokens");
   flags->Int("s2-long-output", &o->s2_long_output, "S2: long requests' output tokens");
   flags->Int("s2-long-count", &o->s2_long_count, "S2: long requests per run");
-  flags->Double("s2-interval", &o->s2_interval,
-                "S2: seconds between long arrivals (the first at 1x)");
+  flags->Double("s2-interval", &o->s2_interval, "S2: seconds between long arrivals (first at 1x)");
   flags->Double("kv-gib", &o->kv_gib, "KV cache size in GiB (float32 K/V)");
   o->threads.Register(flags);
   flags->Int("seed", &o->seed, "seed of the random prompts and arrivals");
@@ -206,7 +207,8 @@ std::string BuildSweep(const EngineBenchOptions& o, EngineBenchSweep* w) {
       }
     }
   }
-  if (std::string e = AddTimedConfigs(w->ts, w->rts, &w->configs); !e.empty()) return e;
+  std::string e = AddTimedConfigs(w->ts, w->rts, o.min_prefill, &w->configs);
+  if (!e.empty()) return e;
   if (!w->s1 && !w->s2) {
     for (double r : w->rs) {
       for (int64_t c : w->cs) {

@@ -100,6 +100,7 @@ StatusOr<std::unique_ptr<engine::Engine>> MakeEngine(const model::Model& model,
   sc.prefill_chunk = static_cast<int>(pt.prefill_chunk);
   sc.target_itl_ms = pt.target_itl_ms;
   sc.target_itl_ratio = pt.target_itl_ratio;
+  sc.min_prefill_tokens = static_cast<int>(pt.min_prefill_tokens);
   sc.max_model_len = w.MaxLen() + 8;
   sc.max_queue = std::max<int>(1024, static_cast<int>(w.prompts.size()) + 1);
   kv::KvCacheConfig kc;
@@ -264,8 +265,11 @@ StatusOr<BenchResult> RunPoint(const model::Model& model, const Workload& w,
 }
 
 std::string AddTimedConfigs(const std::vector<double>& targets_ms,
-                            const std::vector<double>& ratios, std::vector<BenchPoint>* configs) {
-  const BenchPoint first = configs->front();
+                            const std::vector<double>& ratios, int64_t min_prefill,
+                            std::vector<BenchPoint>* configs) {
+  if (min_prefill < 0 || min_prefill > (1 << 20)) return "--min-prefill-tokens out of range";
+  BenchPoint first = configs->front();
+  first.min_prefill_tokens = min_prefill;
   for (double t : targets_ms) {
     if (!(t > 0)) return "--target-itl-ms values must be > 0";
     BenchPoint p = first;

@@ -32,13 +32,16 @@ struct BenchPoint {
   int64_t max_seqs = 64;
   double target_itl_ms = 0;  // > 0: passes sized to this ITL (ms)
   double target_itl_ratio = 0;  // > 0: to this multiple of decode time
+  int64_t min_prefill_tokens = 8;  // timed passes: first chunk's floor
   std::string label;  // workload column name ("" for sweeps)
 };
 
 // Appends, for each ITL target (ms) and each ratio, a copy of configs[0]
-// with passes sized to it. An empty string, or the message for a bad value.
+// with passes sized to it (SchedulerConfig::min_prefill_tokens =
+// min_prefill). An empty string, or the message for a bad value.
 std::string AddTimedConfigs(const std::vector<double>& targets_ms,
-                            const std::vector<double>& ratios, std::vector<BenchPoint>* configs);
+                            const std::vector<double>& ratios, int64_t min_prefill,
+                            std::vector<BenchPoint>* configs);
 
 struct Percentiles {
   double p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;

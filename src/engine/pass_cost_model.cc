@@ -50,6 +50,10 @@ PassCostModel::Vec PassCostModel::FeatureVector(const PassFeatures& f) {
 
 void PassCostModel::Observe(const PassFeatures& f, double ms) {
   if (!std::isfinite(ms) || ms < 0) return;
+  if (ready()) {
+    const double predicted = Predict(f);
+    if (predicted > 0) ratios_[num_ratios_++ % kRatioWindow] = ms / predicted;
+  }
   // A pass far slower than the fit expects (page faults on first touch,
   // a preempted thread) would pull a squared-error fit for a whole window:
   // it counts as at most twice the prediction (+1 ms). A real slow-down
@@ -64,6 +68,15 @@ void PassCostModel::Observe(const PassFeatures& f, double ms) {
   w_ = decay_ * w_ + 1.0;
   ++samples_;
   Refit();
+}
+
+double PassCostModel::Headroom() const {
+  const int64_t n = std::min<int64_t>(num_ratios_, kRatioWindow);
+  if (n == 0) return 1.0;
+  std::array<double, kRatioWindow> r = ratios_;
+  const int64_t k = (9 * n) / 10;  // the 0.9 quantile's rank, 0-based
+  std::nth_element(r.begin(), r.begin() + k, r.begin() + n);
+  return std::clamp(r[k], 1.0, 2.0);
 }
 
 void PassCostModel::Refit() {

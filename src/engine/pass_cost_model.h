@@ -85,6 +85,12 @@ class PassCostModel {
   const PassCostCoefficients& coefficients() const { return coef_; }
   // The weighted root mean square error of the fit, in ms.
   double rms_error_ms() const { return rms_ms_; }
+  // How much slower than predicted passes run at the tail: the 0.9
+  // quantile of actual / predicted time over the last kRatioWindow passes
+  // observed once ready(), within [1, 2] (1 before any). A pass sized to
+  // target / Headroom() holds the target at the p90 of its noise, not at
+  // its median.
+  double Headroom() const;
   PassCostSnapshot snapshot() const {
     return {ready(), samples_, coef_, rms_ms_};
   }
@@ -95,8 +101,12 @@ class PassCostModel {
   static Vec FeatureVector(const PassFeatures& f);
   void Refit();
 
+  static constexpr int kRatioWindow = 64;
+
   double decay_;
   int min_samples_;
+  std::array<double, kRatioWindow> ratios_ = {};  // ring of actual / predicted
+  int64_t num_ratios_ = 0;                          // ever recorded
   int64_t samples_ = 0;
   double a_[kN][kN] = {};  // sum of w x x^T
   Vec b_ = {};             // sum of w x y

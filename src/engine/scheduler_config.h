@@ -69,8 +69,10 @@ struct SchedulerConfig {
   double target_itl_ratio = 0;
   // Under target_itl_ms, prompt tokens a pass with decodes takes even when
   // the decodes alone fill the target (an overloaded or infeasible target),
-  // so that waiting prompts still progress.
-  int min_prefill_tokens = 8;
+  // so that waiting prompts still progress. 1: deep in a long prompt one
+  // token's attention can cost ~2 ms on a small CPU, so a floor of 8 broke
+  // targets that 1-6 tokens a pass hold (S2, bench/results/slo-spr.md).
+  int min_prefill_tokens = 1;
   // Passes over which an observation's weight in the cost model decays by
   // 1/e (the model follows a machine whose speed drifts).
   int cost_model_window = 256;

@@ -23,14 +23,17 @@ void Scheduler::SizePass(const std::vector<RequestId>& decodes,
     const double target = config_.target_itl_ms > 0
                               ? config_.target_itl_ms
                               : config_.target_itl_ratio * decode_ms;
+    // Aim below the target by the model's tail error, so that the slow
+    // passes (p90), not the typical ones, land on it.
+    const double aim = target / cost_.Headroom();
     pass->timed = true;
-    pass->time_left_ms = target - cost_.coefficients().fixed_ms;
+    pass->time_left_ms = aim - cost_.coefficients().fixed_ms;
     pass->budget = config_.MaxPassTokens();
     pass->chunk_cap = config_.MaxChunk();
     pass->plan.target_ms = target;
     // The budget reported: the decodes plus the prompt tokens that the time
     // they leave would allow at context 0.
-    const double left = target - decode_ms;
+    const double left = aim - decode_ms;
     const int d = static_cast<int>(decodes.size());
     pass->plan.budget =
         d + std::max(cost_.MaxChunkWithin(left, 0, -1, pass->budget - d),

@@ -66,6 +66,22 @@ TEST(PassCostModelTest, ConvergesToTheTrueCosts) {
   EXPECT_NEAR(m.Predict(probe), truth.Of(probe), 0.03 * truth.Of(probe));
 }
 
+// Headroom: 1 while predictions hold; when a quarter of the passes run
+// 30% slow, the 0.9 quantile of actual / predicted sits among those.
+TEST(PassCostModelTest, HeadroomIsTheTailOfActualOverPredicted) {
+  const TrueCost truth;
+  PassCostModel m(/*window=*/256, /*min_samples=*/16);
+  EXPECT_EQ(m.Headroom(), 1.0);
+  auto shape = [](int i) { return Shape(1 + i % 16, 100 + (i * 31) % 3000, (i * 13) % 200, 500); };
+  for (int i = 0; i < 200; ++i) m.Observe(shape(i), truth.Of(shape(i)));
+  EXPECT_NEAR(m.Headroom(), 1.0, 0.01);
+  for (int i = 200; i < 400; ++i) {
+    m.Observe(shape(i), truth.Of(shape(i)) * (i % 4 == 0 ? 1.3 : 1.0));
+  }
+  EXPECT_GT(m.Headroom(), 1.1);
+  EXPECT_LT(m.Headroom(), 1.35);
+}
+
 TEST(PassCostModelTest, CoefficientsNeverGoNegative) {
   // No attention cost and a cost that falls with logit rows in this data
   // (an unconstrained fit would give per_logit_row < 0).
