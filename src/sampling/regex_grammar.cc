@@ -163,6 +163,15 @@ class RegexParser {
 
   GrammarElement Chars(const Ranges& r) { return b_->Group(CharsetAlts(b_, r, json_)); }
 
+  // One character of a class, or an escape standing for a set (\d, \w,
+  // ...): its ranges.
+  Status ClassAtom(Ranges* out) {
+    if (s_[i_] == '\\') return Escape(out);
+    const uint32_t cp = NextChar(s_, &i_);
+    *out = {{cp, cp}};
+    return OkStatus();
+  }
+
   // An escape at i_ ('\\'), inside a class or not, as code point ranges.
   Status Escape(Ranges* out) {
     if (i_ + 1 >= s_.size()) return InvalidArgumentError("regex: trailing backslash");
@@ -227,22 +236,12 @@ class RegexParser {
       first = false;
       if (s_.substr(i_).starts_with("[:")) return Unsupported("POSIX class [:...:]");
       Ranges one;
-      if (s_[i_] == '\\') {
-        RETURN_IF_ERROR(Escape(&one));
-      } else {
-        const uint32_t cp = NextChar(s_, &i_);
-        one = {{cp, cp}};
-      }
+      RETURN_IF_ERROR(ClassAtom(&one));
       if (one.size() == 1 && one[0].first == one[0].second && i_ + 1 < s_.size() &&
           s_[i_] == '-' && s_[i_ + 1] != ']') {
         ++i_;
         Ranges hi;
-        if (s_[i_] == '\\') {
-          RETURN_IF_ERROR(Escape(&hi));
-        } else {
-          const uint32_t cp = NextChar(s_, &i_);
-          hi = {{cp, cp}};
-        }
+        RETURN_IF_ERROR(ClassAtom(&hi));
         if (hi.size() != 1 || hi[0].first != hi[0].second || hi[0].first < one[0].first) {
           return InvalidArgumentError("regex: bad class range");
         }

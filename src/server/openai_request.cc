@@ -314,18 +314,26 @@ void ParseChatExtras(FieldReader& f, ChatTemplateRequest* c) {
   }
 }
 
-}  // namespace
-
-ApiResult<OpenAiRequest> ParseCompletionRequest(std::string_view body,
-                                                const ParseLimits& limits) {
+// Both generation routes: the body's JSON, the fields they share and the
+// structured-output constraint, then route(j, f, r) for the rest.
+template <typename Route>
+ApiResult<OpenAiRequest> ParseGeneration(std::string_view body, const ParseLimits& limits,
+                                         bool chat, Route&& route) {
   std::optional<ApiError> err;
   std::optional<json> j = ParseBody(body, &err);
   if (!j) return *err;
   OpenAiRequest r;
+  r.chat = chat;
   FieldReader f(*j);
   ParseCommon(*j, limits, f, &r);
   auto so = f.ok() ? ParseStructuredOutput(body, *j, &r.sampling) : std::nullopt;
   if (so) f.Fail(so->message, *so->param);
+  return route(*j, f, std::move(r));
+}
+
+ApiResult<OpenAiRequest> CompletionFields(const ParseLimits& limits, FieldReader& f,
+                                          OpenAiRequest r) {
+  std::optional<ApiError> err;
   f.Bool("echo", &r.echo);
   f.Int32("logprobs", 0, 20, &r.sampling.logprobs);
   if (f.ok() && r.echo && r.sampling.logprobs >= 0 && r.stream) {
@@ -379,17 +387,9 @@ ApiResult<OpenAiRequest> ParseCompletionRequest(std::string_view body,
   return r;
 }
 
-ApiResult<OpenAiRequest> ParseChatRequest(std::string_view body,
-                                          const ParseLimits& limits) {
-  std::optional<ApiError> err;
-  std::optional<json> j = ParseBody(body, &err);
-  if (!j) return *err;
-  OpenAiRequest r;
-  r.chat = true;
-  FieldReader f(*j);
-  ParseCommon(*j, limits, f, &r);
-  auto so = f.ok() ? ParseStructuredOutput(body, *j, &r.sampling) : std::nullopt;
-  if (so) f.Fail(so->message, *so->param);
+ApiResult<OpenAiRequest> ChatFields(std::string_view body, const json& j,
+                                    const ParseLimits& limits, FieldReader& f,
+                                    OpenAiRequest r) {
   f.Bool("logprobs", &r.chat_logprobs);
   int32_t top = 0;
   f.Int32("top_logprobs", 0, 20, &top);
@@ -399,7 +399,7 @@ ApiResult<OpenAiRequest> ParseChatRequest(std::string_view body,
   r.sampling.logprobs = r.chat_logprobs ? top : -1;
   ParseChatExtras(f, &r.chat_request);
   if (!f.ok()) return f.error();
-  if (auto e = ParseToolRequest(body, *j, &r.tools, &r.chat_request)) return *e;
+  if (auto e = ParseToolRequest(body, j, &r.tools, &r.chat_request)) return *e;
   if (r.tools.forced() && (r.sampling.json_object || r.sampling.structured.grammar)) {
     return BadRequest("'tool_choice' 'required' or a named function cannot be combined with a "
                       "structured-output constraint",
@@ -411,6 +411,24 @@ ApiResult<OpenAiRequest> ParseChatRequest(std::string_view body,
   if (!ParseMessages(*m, &r.chat_request, &why)) return BadRequest(why, "messages");
   if (std::optional<ApiError> e = CheckSequences(1, r.n, limits)) return *e;
   return r;
+}
+
+}  // namespace
+
+ApiResult<OpenAiRequest> ParseCompletionRequest(std::string_view body,
+                                                const ParseLimits& limits) {
+  return ParseGeneration(body, limits, false,
+                         [&](const json&, FieldReader& f, OpenAiRequest r) {
+                           return CompletionFields(limits, f, std::move(r));
+                         });
+}
+
+ApiResult<OpenAiRequest> ParseChatRequest(std::string_view body,
+                                          const ParseLimits& limits) {
+  return ParseGeneration(body, limits, true,
+                         [&](const json& j, FieldReader& f, OpenAiRequest r) {
+                           return ChatFields(body, j, limits, f, std::move(r));
+                         });
 }
 
 ApiResult<TokenizeRequest> ParseTokenizeRequest(std::string_view body) {

@@ -9,24 +9,10 @@ namespace weft::server {
 using json = nlohmann::json;
 
 int MaxJsonDepth(std::string_view body) {
-  int depth = 0, max_depth = 0;
-  bool in_string = false, escaped = false;
+  JsonBracketScanner scan;
+  int max_depth = 0;
   for (char c : body) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      max_depth = std::max(max_depth, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
+    if (scan.Feed(c) > 0) max_depth = std::max(max_depth, scan.depth);
   }
   return max_depth;
 }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/request_json.h"
 #include "util/strings.h"
 
 namespace weft::server::tool_internal {
@@ -45,25 +46,9 @@ BlockResult Result(Status st, size_t consumed = 0) {
 std::optional<size_t> JsonExtent(std::string_view s, size_t from, bool* bad) {
   *bad = from >= s.size() || (s[from] != '{' && s[from] != '[');
   if (*bad) return std::nullopt;
-  int depth = 0;
-  bool in_string = false, escape = false;
+  JsonBracketScanner scan;
   for (size_t i = from; i < s.size(); ++i) {
-    const char c = s[i];
-    if (in_string) {
-      if (escape) {
-        escape = false;
-      } else if (c == '\\') {
-        escape = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if (c == '}' || c == ']') {
-      if (--depth == 0) return i + 1;
-    }
+    if (scan.Feed(s[i]) < 0 && scan.depth == 0) return i + 1;
   }
   return std::nullopt;
 }

@@ -138,6 +138,11 @@ def parser_info():
         calls = {c for c in re.findall(r"\b(\w+)\(", body) if c in funcs and c != name}
         direct[name] = (keys, required, bounds, calls)
 
+    # A route's required keys are those its own parser file checks (the
+    # route function and the openai_request.cc helpers it calls); the other
+    # files' checks are of nested objects (a message's 'content', ...).
+    route_file = set(functions((SERVER / "openai_request.cc").read_text()))
+
     def closure(name, seen=None):
         seen = seen or set()
         keys, required, bounds, calls = direct[name]
@@ -147,10 +152,12 @@ def parser_info():
             if c in seen:
                 continue
             seen.add(c)
-            k2, _, b2 = closure(c, seen)
+            k2, r2, b2 = closure(c, seen)
             for r, v in k2.items():
                 keys.setdefault(r, set()).update(v)
             bounds.update(b2)
+            if c in route_file:
+                required.update(r2)
         return keys, required, bounds
 
     PARSER = {n: closure(n) for n in funcs}
