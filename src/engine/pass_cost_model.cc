@@ -50,15 +50,14 @@ PassCostModel::Vec PassCostModel::FeatureVector(const PassFeatures& f) {
 
 void PassCostModel::Observe(const PassFeatures& f, double ms) {
   if (!std::isfinite(ms) || ms < 0) return;
-  if (ready()) {
-    const double predicted = Predict(f);
-    if (predicted > 0) ratios_[num_ratios_++ % kRatioWindow] = ms / predicted;
-  }
+  // The fit's prediction before this pass enters it.
+  const double predicted = Predict(f);
+  if (ready() && predicted > 0) ratios_[num_ratios_++ % kRatioWindow] = ms / predicted;
   // A pass far slower than the fit expects (page faults on first touch,
   // a preempted thread) would pull a squared-error fit for a whole window:
   // it counts as at most twice the prediction (+1 ms). A real slow-down
   // still moves the fit up, doubling at each pass.
-  if (samples_ >= 4) ms = std::min(ms, 2 * Predict(f) + 1.0);
+  if (samples_ >= 4) ms = std::min(ms, 2 * predicted + 1.0);
   const Vec x = FeatureVector(f);
   for (int i = 0; i < kN; ++i) {
     for (int j = 0; j < kN; ++j) a_[i][j] = decay_ * a_[i][j] + x[i] * x[j];
