@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "util/strings.h"
+
 namespace weft::sampling {
 namespace {
 
@@ -11,13 +13,6 @@ constexpr int kMaxNesting = 64;
 
 Status Unsupported(std::string what) {
   return InvalidArgumentError("regex: unsupported " + what);
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 // Decodes one UTF-8 character at s[*i] (a lone invalid byte reads as itself).
@@ -198,7 +193,7 @@ class RegexParser {
         const size_t n = c == 'x' ? 2 : 4;
         uint32_t v = 0;
         for (size_t k = 0; k < n; ++k) {
-          const int h = i_ + k < s_.size() ? HexValue(s_[i_ + k]) : -1;
+          const int h = i_ + k < s_.size() ? HexDigit(s_[i_ + k]) : -1;
           if (h < 0) return InvalidArgumentError(std::string("regex: bad \\") + c + " escape");
           v = v * 16 + static_cast<uint32_t>(h);
         }
