@@ -304,8 +304,12 @@ TEST_F(ServerTest, DrainFinishesInFlightThenStops) {
     server_->Drain(std::chrono::steady_clock::now() + std::chrono::seconds(30));
   });
   // The open connection now sees not-ready, and new generations get 503.
+  // (Polled until a deadline, not a count: with TCP_NODELAY a probe takes
+  // well under a millisecond, and 200 of them could all run before the
+  // drain thread starts.)
   int ready = 200;
-  for (int i = 0; i < 200 && ready == 200; ++i) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (ready == 200 && std::chrono::steady_clock::now() < give_up) {
     ASSERT_TRUE(probe.Send("GET", "/health/ready", ""));
     ready = probe.Read().status;
   }
