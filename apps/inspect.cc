@@ -162,6 +162,10 @@ Json Summarize(const GgufFile& f, bool with_tensors) {
   j["head_count_kv"] = Meta(f, k("attention.head_count_kv"));
   j["embedding_length"] = Meta(f, k("embedding_length"));
   j["feed_forward_length"] = Meta(f, k("feed_forward_length"));
+  // Mixture of experts (null for dense models).
+  j["expert_count"] = Meta(f, k("expert_count"));
+  j["expert_used_count"] = Meta(f, k("expert_used_count"));
+  j["expert_feed_forward_length"] = Meta(f, k("expert_feed_forward_length"));
   Json head_dim = Meta(f, k("attention.key_length"));
   if (head_dim.is_null()) {
     auto embd = MetaUint(f, k("embedding_length"));
@@ -227,6 +231,11 @@ void PrintText(const Json& j, bool with_tensors) {
   row("kv heads:", Text(j["head_count_kv"]));
   row("embedding:", Text(j["embedding_length"]));
   row("ffn:", Text(j["feed_forward_length"]));
+  if (!j["expert_count"].is_null()) {
+    row("experts:", StrFormat("%s (%s used per token, ffn %s)", Text(j["expert_count"]).c_str(),
+                              Text(j["expert_used_count"]).c_str(),
+                              Text(j["expert_feed_forward_length"]).c_str()));
+  }
   row("head dim:", Text(j["head_dim"]));
   row("vocab size:", Text(j["vocab_size"]));
   row("tokenizer:", Text(j["tokenizer_model"]));

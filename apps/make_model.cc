@@ -1,6 +1,6 @@
 // `weft make-model`: writes a synthetic GGUF model with random weights in
-// the tensor layout llama.cpp expects for the llama, qwen2 or gemma3
-// architecture, with the whole vocabulary (every tokenizer.* key) copied
+// the tensor layout llama.cpp expects for the llama, qwen2, gemma3 or
+// qwen3moe architecture, with the whole vocabulary (every tokenizer.* key) copied
 // from another GGUF, so that it tokenizes like the real model and can be
 // used for benchmarks and tests that need a particular shape.
 //
@@ -29,12 +29,14 @@ namespace {
 
 // The hyper-parameters of the model to write.
 struct ModelShape {
-  std::string arch;              // llama | qwen2 | gemma3
+  std::string arch;              // llama | qwen2 | gemma3 | qwen3moe
   int64_t dim = 0;               // embedding length
   int64_t layers = 0;            // transformer blocks
   int64_t heads = 0;             // query heads
   int64_t kv_heads = 0;          // key/value heads (GQA when < heads)
-  int64_t ffn = 0;               // feed-forward hidden size
+  int64_t ffn = 0;               // feed-forward hidden size (MoE: per expert)
+  int64_t experts = 0;           // MoE: experts per layer (0: dense)
+  int64_t experts_used = 0;      // MoE: experts chosen per token
   int64_t head_dim = 0;          // per-head size of q/k/v
   int64_t ctx = 4096;            // context_length
   int64_t vocab = 0;             // from the vocabulary file
@@ -69,7 +71,7 @@ std::vector<TensorSpec> BuildSpecs(const ModelShape& s) {
       specs.push_back({p + "attn_k.bias", {kv_dim}, Init::kBias});
       specs.push_back({p + "attn_v.bias", {kv_dim}, Init::kBias});
     }
-    if (s.arch == "gemma3") {
+    if (s.arch == "gemma3" || s.arch == "qwen3moe") {
       specs.push_back({p + "attn_q_norm.weight",
                        {static_cast<uint64_t>(s.head_dim)},
                        Init::kNorm});
@@ -82,6 +84,14 @@ std::vector<TensorSpec> BuildSpecs(const ModelShape& s) {
       specs.push_back({p + "post_attention_norm.weight", {dim}, Init::kNorm});
     }
     specs.push_back({p + "ffn_norm.weight", {dim}, Init::kNorm});
+    if (s.experts > 0) {
+      const uint64_t ne = static_cast<uint64_t>(s.experts);
+      specs.push_back({p + "ffn_gate_inp.weight", {dim, ne}, Init::kWeight});
+      specs.push_back({p + "ffn_gate_exps.weight", {dim, ffn, ne}, Init::kWeight});
+      specs.push_back({p + "ffn_up_exps.weight", {dim, ffn, ne}, Init::kWeight});
+      specs.push_back({p + "ffn_down_exps.weight", {ffn, dim, ne}, Init::kWeight});
+      continue;
+    }
     specs.push_back({p + "ffn_gate.weight", {dim, ffn}, Init::kWeight});
     specs.push_back({p + "ffn_up.weight", {dim, ffn}, Init::kWeight});
     specs.push_back({p + "ffn_down.weight", {ffn, dim}, Init::kWeight});
@@ -189,12 +199,24 @@ void SetArchMetadata(const ModelShape& s, GgmlType type,
     w->SetUint32(a + "attention.sliding_window",
                  static_cast<uint32_t>(s.sliding_window));
   }
+  if (s.experts > 0) {
+    w->SetUint32(a + "expert_count", static_cast<uint32_t>(s.experts));
+    w->SetUint32(a + "expert_used_count", static_cast<uint32_t>(s.experts_used));
+    w->SetUint32(a + "expert_feed_forward_length", static_cast<uint32_t>(s.ffn));
+  }
 }
 
 // Checks the flags; returns an empty string when they make a model.
 std::string ValidateShape(const ModelShape& s) {
-  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "gemma3") {
-    return "--arch must be llama, qwen2 or gemma3, not '" + s.arch + "'";
+  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "gemma3" && s.arch != "qwen3moe") {
+    return "--arch must be llama, qwen2, gemma3 or qwen3moe, not '" + s.arch + "'";
+  }
+  const bool moe = s.arch == "qwen3moe";
+  if (moe != (s.experts > 0)) {
+    return moe ? "--experts is required for " + s.arch : "--experts needs a MoE --arch";
+  }
+  if (moe && (s.experts > 4096 || s.experts_used <= 0 || s.experts_used > s.experts)) {
+    return "--experts must be in [1, 4096] and --experts-used in [1, --experts]";
   }
   constexpr int64_t kMaxDim = 1 << 20;
   const struct {
@@ -219,7 +241,7 @@ std::string ValidateShape(const ModelShape& s) {
       static_cast<double>(s.vocab) * s.dim * (s.tied ? 1 : 2) +
       static_cast<double>(s.layers) *
           (s.dim * s.head_dim * (2.0 * s.heads + 2.0 * s.kv_heads) +
-           3.0 * s.dim * s.ffn);
+           3.0 * s.dim * s.ffn * std::max<int64_t>(1, s.experts));
   if (params > 2e11)
     return StrFormat("model too large (%.3g parameters)", params);
   return "";
@@ -253,12 +275,14 @@ struct MakeModelOptions {
 
 void RegisterMakeModelFlags(MakeModelOptions* o, FlagSet* flags) {
   ModelShape& s = o->s;
-  flags->String("arch", &s.arch, "llama | qwen2 | gemma3");
+  flags->String("arch", &s.arch, "llama | qwen2 | gemma3 | qwen3moe");
   flags->Int("dim", &s.dim, "embedding length");
   flags->Int("layers", &s.layers, "number of blocks");
   flags->Int("heads", &s.heads, "attention (query) heads");
   flags->Int("kv-heads", &s.kv_heads, "key/value heads (0: same as --heads)");
-  flags->Int("ffn", &s.ffn, "feed-forward hidden size");
+  flags->Int("ffn", &s.ffn, "feed-forward hidden size (MoE: of each expert)");
+  flags->Int("experts", &s.experts, "MoE: experts per layer");
+  flags->Int("experts-used", &s.experts_used, "MoE: experts per token");
   flags->Int("head-dim", &s.head_dim, "per-head size (0: dim / heads)");
   flags->Int("ctx", &s.ctx, "context_length");
   flags->Int("sliding-window", &s.sliding_window, "gemma3 sliding window");
@@ -287,8 +311,8 @@ bool ParseMakeModelFlags(int argc, char** argv, MakeModelOptions* o, GgmlType* t
   FlagSet flags(
       "weft make-model --arch A --dim N --layers N --heads N --kv-heads N "
       "--ffn N --vocab-from VOCAB.gguf --type T -o OUT.gguf",
-      "Write a synthetic model with random weights (llama, qwen2 or gemma3 "
-      "layout) and the vocabulary of another GGUF. 1-D tensors are F32; "
+      "Write a synthetic model with random weights (llama, qwen2, gemma3 or "
+      "qwen3moe layout) and the vocabulary of another GGUF. 1-D tensors are F32; "
       "matrices whose rows do not fit the type's block fall back to q8_0 or "
       "f16. llama and qwen2 get an untied output.weight by default, gemma3 "
       "ties it to token_embd (as the real models do).");
@@ -339,7 +363,9 @@ int WriteModel(const MakeModelOptions& o, GgmlType type, const gguf::GgufFile& v
     if (e.key.rfind("tokenizer.", 0) == 0) writer.Set(e.key, e.value);
   }
   for (const TensorSpec& spec : BuildSpecs(s)) {
-    const GgmlType t = spec.dims.size() == 1 ? GgmlType::kF32 : MatrixType(type, spec.dims[0]);
+    // The router stays F32, as llama.cpp's quantizer leaves ffn_gate_inp.
+    const bool f32 = spec.dims.size() == 1 || spec.name.find("ffn_gate_inp") != std::string::npos;
+    const GgmlType t = f32 ? GgmlType::kF32 : MatrixType(type, spec.dims[0]);
     auto data = MakeTensor(spec, t, static_cast<uint64_t>(o.seed), o.std_dev,
                            static_cast<int>(o.threads));
     if (!data.ok()) {
@@ -354,7 +380,7 @@ int WriteModel(const MakeModelOptions& o, GgmlType type, const gguf::GgufFile& v
       std::fprintf(stderr, "make-model: %s\n", st.ToString().c_str());
       return 1;
     }
-    if (t != type && spec.dims.size() > 1) {
+    if (t != type && !f32) {
       std::fprintf(stderr, "make-model: %s rows of %llu do not fit %s; using %s\n",
                    spec.name.c_str(), static_cast<unsigned long long>(spec.dims[0]),
                    std::string(TypeName(type)).c_str(), std::string(TypeName(t)).c_str());

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent numpy reference of Weft's forward pass (llama, qwen2, gemma3).
+"""Independent numpy reference of Weft's forward pass (llama, qwen2, gemma3, qwen3moe).
 
 Reads a GGUF file with gguf.GGUFReader, dequantizes every weight with
 gguf.quants.dequantize, and runs the transformer in float64 activations
@@ -39,7 +39,7 @@ class RefConfig:
 
     def __init__(self, reader):
         arch = _field(reader, "general.architecture")
-        if arch not in ("llama", "qwen2", "gemma3"):
+        if arch not in ("llama", "qwen2", "gemma3", "qwen3moe"):
             raise ValueError(f"unsupported architecture {arch!r}")
         self.arch = arch
 
@@ -78,7 +78,13 @@ class RefConfig:
         self.attn_softcap = float(get("attn_logit_softcapping", 0.0) or 0.0)
         self.sliding_window = int(get("attention.sliding_window", 0) or 0)
         # NeoX (rotate halves) for qwen2 and gemma3, adjacent pairs for llama.
-        self.rope_neox = arch in ("qwen2", "gemma3")
+        self.rope_neox = arch in ("qwen2", "gemma3", "qwen3moe")
+        # Mixture of experts: softmax router, top-k, weights renormalised
+        # (llama.cpp's build_moe_ffn with norm_w for qwen3moe).
+        self.n_expert = int(get("expert_count", 0) or 0)
+        self.n_expert_used = int(get("expert_used_count", 0) or 0)
+        self.n_ff_exp = int(get("expert_feed_forward_length", 0) or 0) or (
+            self.n_ff // self.n_expert_used if self.n_expert_used else 0)
 
     def layer_is_local(self, il):
         return self.arch == "gemma3" and self.sliding_window > 0 and il % 6 != 5
@@ -169,7 +175,8 @@ class RefModel:
                 "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.weight",
                 "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight",
                 "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight",
-                "post_ffw_norm.weight")})
+                "post_ffw_norm.weight", "ffn_gate_inp.weight", "ffn_gate_exps.weight",
+                "ffn_up_exps.weight", "ffn_down_exps.weight")})
         self.tok_embd = self._get("token_embd.weight")  # [vocab, n_embd] f32
         out = self._get("output.weight", optional=True)
         self.output = out if out is not None else self.tok_embd
@@ -245,10 +252,13 @@ class RefModel:
                 a = _rmsnorm(a, L["post_attention_norm.weight"], cfg.eps)
             x = x + a
             h = _rmsnorm(x, L["ffn_norm.weight"], cfg.eps)
-            g = self._mm(h, L["ffn_gate.weight"])
-            u = self._mm(h, L["ffn_up.weight"])
-            act = _gelu_tanh(g) if cfg.arch == "gemma3" else _silu(g)
-            f = self._mm(act * u, L["ffn_down.weight"])
+            if cfg.n_expert > 0:
+                f = self._moe(h, L)
+            else:
+                g = self._mm(h, L["ffn_gate.weight"])
+                u = self._mm(h, L["ffn_up.weight"])
+                act = _gelu_tanh(g) if cfg.arch == "gemma3" else _silu(g)
+                f = self._mm(act * u, L["ffn_down.weight"])
             if L["post_ffw_norm.weight"] is not None:
                 f = _rmsnorm(f, L["post_ffw_norm.weight"], cfg.eps)
             x = x + f
@@ -259,6 +269,23 @@ class RefModel:
         if cfg.final_softcap > 0:
             logits = cfg.final_softcap * np.tanh(logits / cfg.final_softcap)
         return logits
+
+    def _moe(self, h, L):
+        """Mixture of experts: each token's top-k experts, weighted."""
+        cfg = self.cfg
+        logits = self._mm(h, L["ffn_gate_inp.weight"])  # [T, n_expert]
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        out = np.zeros_like(h)
+        for t in range(h.shape[0]):
+            sel = np.argsort(-p[t], kind="stable")[:cfg.n_expert_used]
+            w = p[t, sel]
+            w = w / max(w.sum(), 6.103515625e-5)
+            for e, we in zip(sel, w):
+                g = L["ffn_gate_exps.weight"][e] @ h[t]
+                u = L["ffn_up_exps.weight"][e] @ h[t]
+                out[t] += we * (L["ffn_down_exps.weight"][e] @ (_silu(g) * u))
+        return out
 
     def _logits(self, x):
         return x @ self.output.T

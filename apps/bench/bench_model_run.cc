@@ -27,8 +27,8 @@ ModelBench::ModelBench(const model::Model& m, ModelBenchPlan plan)
     : m_(m),
       c_(m.config()),
       plan_(std::move(plan)),
-      wbytes_(WeightBytes(m.weights())),
-      wmacs_(CountWeightMacs(m.weights())),
+      wbytes_(WeightBytes(m.weights(), m.config().n_expert_used)),
+      wmacs_(CountWeightMacs(m.weights(), m.config().n_expert_used)),
       k_bytes_(model::KvRowBytes(plan_.kv_type, c_.k_dim())),
       v_bytes_(model::KvRowBytes(plan_.kv_type, c_.v_dim())) {
   opts_.n_threads = plan_.threads;

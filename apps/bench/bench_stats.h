@@ -43,8 +43,9 @@ StatusOr<Stat> Time(int reps, Fn&& fn) {
   return Time(reps, fn, [](int) { return OkStatus(); });
 }
 
-// Bytes of the weight matrices one decode step reads (all layers + output).
-uint64_t WeightBytes(const model::ModelWeights& w);
+// Bytes of the weight matrices one single-token decode step reads (all
+// layers + output; of a MoE layer the router and `experts_used` experts).
+uint64_t WeightBytes(const model::ModelWeights& w, int64_t experts_used);
 
 // Multiply-adds of the weight products: per token through the layers, and
 // per row of logits through the output matrix.
@@ -56,7 +57,8 @@ struct WeightMacs {
   uint64_t output_by_kind[kernels::kNumPeakKinds] = {};
 };
 
-WeightMacs CountWeightMacs(const model::ModelWeights& w);
+// Multiply-adds per token (MoE: the router and `experts_used` experts).
+WeightMacs CountWeightMacs(const model::ModelWeights& w, int64_t experts_used);
 
 nlohmann::json StatJson(const Stat& s);
 

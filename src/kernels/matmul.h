@@ -74,8 +74,9 @@ void MatMul(const MatMulArgs& args);
 // Same with an explicit table (tests, benchmarks).
 void MatMul(const KernelTable& table, const MatMulArgs& args);
 
-// The most products of one MatMulMany call.
-inline constexpr int kMaxMatMulGroup = 4;
+// The most products of one MatMulMany call (the experts of a MoE layer run
+// in one).
+inline constexpr int kMaxMatMulGroup = 64;
 
 // `count` (<= kMaxMatMulGroup) independent products in one parallel region
 // (one fork-join instead of `count`), e.g. the Q, K and V projections of a

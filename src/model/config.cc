@@ -55,8 +55,8 @@ Status Positive(const gguf::GgufFile& f, const std::string& key, int64_t v,
 }  // namespace
 
 std::string_view ArchName(Arch arch) {
-  static constexpr std::string_view kNames[] = {"llama", "qwen2", "gemma3"};
-  return EnumName<Arch::kGemma3>(arch, kNames, "?");
+  static constexpr std::string_view kNames[] = {"llama", "qwen2", "gemma3", "qwen3moe"};
+  return EnumName<Arch::kQwen3Moe>(arch, kNames, "?");
 }
 
 RopeParams ModelConfig::LayerRope(int64_t il) const {
@@ -75,7 +75,7 @@ RopeParams ModelConfig::LayerRope(int64_t il) const {
 std::string ModelConfig::Summary() const {
   return StrFormat(
       "%s: %lld layers, embd %lld, ffn %lld, heads %lld/%lld kv, head_dim "
-      "%lld, vocab %lld, rope base %g%s, eps %g%s%s",
+      "%lld, vocab %lld, rope base %g%s, eps %g%s%s%s",
       arch_name.c_str(), static_cast<long long>(n_layer),
       static_cast<long long>(n_embd), static_cast<long long>(n_ff),
       static_cast<long long>(n_head), static_cast<long long>(n_head_kv),
@@ -91,7 +91,12 @@ std::string ModelConfig::Summary() const {
       sliding_window > 0
           ? StrFormat(", sliding window %lld", static_cast<long long>(sliding_window)).c_str()
           : "",
-      tied_output ? ", tied output" : "");
+      tied_output ? ", tied output" : "",
+      is_moe() ? StrFormat(", %lld experts (%lld used, ffn %lld)",
+                           static_cast<long long>(n_expert),
+                           static_cast<long long>(n_expert_used),
+                           static_cast<long long>(n_ff_exp)).c_str()
+               : "");
 }
 
 namespace {
@@ -111,9 +116,11 @@ Status ReadArchitecture(const gguf::GgufFile& f, ModelConfig* c) {
     c->arch = Arch::kQwen2;
   } else if (c->arch_name == "gemma3") {
     c->arch = Arch::kGemma3;
+  } else if (c->arch_name == "qwen3moe") {
+    c->arch = Arch::kQwen3Moe;
   } else {
     return UnimplementedError(StrFormat(
-        "%s: unsupported architecture '%s' (supported: llama, qwen2, gemma3)",
+        "%s: unsupported architecture '%s' (supported: llama, qwen2, gemma3, qwen3moe)",
         f.path().c_str(), CEscape(c->arch_name).c_str()));
   }
   return OkStatus();
@@ -235,6 +242,18 @@ Status ReadSoftcapping(const gguf::GgufFile& f, const std::string& p, ModelConfi
   return OkStatus();
 }
 
+// Mixture of experts: expert_count, expert_used_count (one for all layers)
+// and expert_feed_forward_length (else n_ff / n_expert_used, as llama.cpp).
+Status ReadExperts(const gguf::GgufFile& f, const std::string& p, ModelConfig* c) {
+  ASSIGN_OR_RETURN(c->n_expert, GetInt(f, p + "expert_count"));
+  RETURN_IF_ERROR(Positive(f, p + "expert_count", c->n_expert, 4096));
+  ASSIGN_OR_RETURN(c->n_expert_used, GetInt(f, p + "expert_used_count"));
+  RETURN_IF_ERROR(Positive(f, p + "expert_used_count", c->n_expert_used, c->n_expert));
+  ASSIGN_OR_RETURN(c->n_ff_exp, GetIntOr(f, p + "expert_feed_forward_length",
+                                        c->n_ff / c->n_expert_used));
+  return Positive(f, p + "expert_feed_forward_length", c->n_ff_exp);
+}
+
 // Per-architecture layout, as llama.cpp builds these graphs.
 Status SetArchLayout(const gguf::GgufFile& f, const std::string& p, ModelConfig* c) {
   c->attn_scale = 1.0f / std::sqrt(static_cast<float>(c->head_dim_k));
@@ -262,6 +281,12 @@ Status SetArchLayout(const gguf::GgufFile& f, const std::string& p, ModelConfig*
       }
       break;
     }
+    case Arch::kQwen3Moe:
+      c->rope_type = RopeType::kNeox;
+      c->qk_norm = true;
+      RETURN_IF_ERROR(ReadExperts(f, p, c));
+      c->moe_norm_weights = true;  // llama.cpp: build_moe_ffn(norm_w = true)
+      break;
   }
   return OkStatus();
 }

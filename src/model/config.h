@@ -1,7 +1,7 @@
 // ModelConfig: the hyper-parameters of a decoder-only transformer, read from
 // GGUF metadata the way llama.cpp reads them, for the architectures Weft
-// runs: `llama` (Llama 2/3, Mistral, TinyLlama, SmolLM), `qwen2` and
-// `gemma3`.
+// runs: `llama` (Llama 2/3, Mistral, TinyLlama, SmolLM), `qwen2`,
+// `gemma3` and the mixture-of-experts `qwen3moe`.
 //
 // Thread safety: a value; no shared state.
 // Invariants (after ModelConfigFromGguf succeeds): every size is > 0,
@@ -16,7 +16,7 @@
 
 namespace weft::model {
 
-enum class Arch { kLlama, kQwen2, kGemma3 };
+enum class Arch { kLlama, kQwen2, kGemma3, kQwen3Moe };
 
 // How RoPE pairs the dimensions of a head.
 enum class RopeType {
@@ -75,6 +75,13 @@ struct ModelConfig {
   float attn_softcap = 0.0f;    // attn_logit_softcapping, 0 = off
   float final_softcap = 0.0f;   // final_logit_softcapping, 0 = off
 
+  // Mixture of experts (n_expert > 0): the FFN of every layer is a router
+  // over n_expert expert FFNs of width n_ff_exp, n_expert_used per token.
+  int64_t n_expert = 0;         // expert_count; 0 = dense FFN
+  int64_t n_expert_used = 0;    // expert_used_count (the k of top-k)
+  int64_t n_ff_exp = 0;         // expert_feed_forward_length, else n_ff / k
+  bool moe_norm_weights = false;  // renormalise the k router weights (qwen3moe)
+
   int64_t sliding_window = 0;   // attention.sliding_window, 0 = none
   int swa_pattern = 0;          // layer il is global iff il % swa_pattern == swa_pattern - 1
 
@@ -88,6 +95,7 @@ struct ModelConfig {
   int64_t q_dim() const { return n_head * head_dim_k; }
   int64_t k_dim() const { return n_head_kv * head_dim_k; }
   int64_t v_dim() const { return n_head_kv * head_dim_v; }
+  bool is_moe() const { return n_expert > 0; }
 
   // One line: "gemma3: 18 layers, embd 640, ...".
   std::string Summary() const;

@@ -7,6 +7,7 @@
 //   RoPE(q,k) ; write k,v to the cache ; a = softmax(q k^T * scale + mask) v
 //   o = a Wo ; [gemma3: o = RMSNorm(o)] ; x += o
 //   h = RMSNorm(x) ; f = (act(h Wgate) * h Wup) Wdown ; [gemma3: f = RMSNorm(f)] ; x += f
+//   [MoE: f = the router's top-k experts' FFNs of h, weighted (model/moe.h)]
 // then logits = RMSNorm(x) Wout for the rows that want them.
 //
 // Every step is either per token (norms, RoPE, activations, residuals, the
@@ -22,6 +23,7 @@
 #include "kernels/isa.h"
 #include "model/attention.h"
 #include "model/model.h"
+#include "model/moe.h"
 #include "model/ops.h"
 
 namespace weft::model {
@@ -44,6 +46,7 @@ struct ForwardScratch {
   std::vector<std::vector<float>> scores;  // per pool thread: attention scratch
   std::vector<std::vector<float>> decoded;  // per pool thread: [cols] (fallback)
   kernels::MatMulScratch matmul;            // quantized activations
+  MoeScratch moe;                           // mixture-of-experts FFN
 };
 
 Model::Model() : scratch_(std::make_unique<ForwardScratch>()) {}
@@ -99,18 +102,7 @@ void LinearGroup(const Ctx& cx, std::initializer_list<LinearOp> ops, int64_t m) 
     if (kernels::MatMulSupports(w.type) &&
         (!cx.float_activations || w.type == GgmlType::kF32)) {
       CHECK_LT(n, kernels::kMaxMatMulGroup);
-      kernels::MatMulArgs& a = args[n++];
-      a.w_type = w.type;
-      a.w = w.x8 != nullptr ? w.x8 : w.data;
-      a.w_x8 = w.x8 != nullptr;
-      a.w_row_bytes = w.row_bytes;
-      a.x = op.x;
-      a.y = op.y;
-      a.m = m;
-      a.n = w.rows;
-      a.k = w.cols;
-      a.pool = cx.pool;
-      a.scratch = &cx.s.matmul;
+      args[n++] = MatMulArgsFor(w, op.x, op.y, m, cx.pool, &cx.s.matmul);
       continue;
     }
     constexpr int64_t kRows = 16;
@@ -255,6 +247,12 @@ void AttentionBlock(const Ctx& cx, const AttentionContext& ax, const ModelConfig
 void FfnBlock(const Ctx& cx, const ModelConfig& c, const LayerWeights& L, int64_t T) {
   ForwardScratch& s = cx.s;
   NormInput(cx, c, L.ffn_norm, T);
+  if (c.is_moe()) {
+    const MoeContext mc{&cx.kt, cx.pool, &s.matmul, cx.float_activations};
+    MoeFfn(mc, c, L.moe, s.xn.data(), T, &s.moe, s.o.data());
+    AddResidual(cx, c, L.post_ffn_norm, T);
+    return;
+  }
   LinearGroup(cx, {LinearOp{&L.ffn_gate, s.xn.data(), s.gate.data()},
                    LinearOp{&L.ffn_up, s.xn.data(), s.up.data()}}, T);
   // Per token row: a vector kernel's scalar tail rounds differently, so

@@ -39,6 +39,13 @@ class Loader {
           name.c_str(), ShapeString(*t).c_str(), static_cast<long long>(cols),
           static_cast<long long>(rows)));
     }
+    return Checked(t, name, rows, cols);
+  }
+
+  // t as a [rows, cols] matrix once its shape is checked: its type must be
+  // one Weft decodes and its size rows whole rows.
+  StatusOr<WeightMatrix> Checked(const gguf::TensorInfo* t, const std::string& name,
+                                 int64_t rows, int64_t cols) {
     if (!CanDequantize(t->type)) {
       return UnimplementedError(StrFormat(
           "%s: tensor %s has type %s, which Weft cannot dequantize",
@@ -65,6 +72,30 @@ class Loader {
     m.row_bytes = *rb;
     m.data = t->data;
     return m;
+  }
+
+  // The n 2-D slices [rows, cols] of a 3-D tensor with ggml dims {cols,
+  // rows, n} (the experts of a *_exps tensor).
+  StatusOr<std::vector<WeightMatrix>> Slices(const std::string& name, int64_t n,
+                                             int64_t rows, int64_t cols) {
+    const gguf::TensorInfo* t = f_.FindTensor(name);
+    if (t == nullptr) return Missing(name);
+    if (t->dims.size() != 3 || t->dims[0] != static_cast<uint64_t>(cols) ||
+        t->dims[1] != static_cast<uint64_t>(rows) || t->dims[2] != static_cast<uint64_t>(n)) {
+      return InvalidArgumentError(StrFormat(
+          "%s: tensor %s has shape %s, want [%lld, %lld, %lld]", f_.path().c_str(),
+          name.c_str(), ShapeString(*t).c_str(), static_cast<long long>(cols),
+          static_cast<long long>(rows), static_cast<long long>(n)));
+    }
+    ASSIGN_OR_RETURN(WeightMatrix all, Checked(t, name, rows * n, cols));
+    std::vector<WeightMatrix> out(static_cast<size_t>(n), all);
+    for (int64_t e = 0; e < n; ++e) {
+      out[static_cast<size_t>(e)].rows = rows;
+      out[static_cast<size_t>(e)].data = all.row(e * rows);
+      out[static_cast<size_t>(e)].name = StrFormat("%s[%lld]", name.c_str(),
+                                                   static_cast<long long>(e));
+    }
+    return out;
   }
 
   // A 1-D vector of n elements, dequantized to float32.
@@ -105,6 +136,23 @@ class Loader {
 };
 
 }  // namespace
+
+kernels::MatMulArgs MatMulArgsFor(const WeightMatrix& w, const float* x, float* y, int64_t m,
+                                  kernels::ThreadPool* pool, kernels::MatMulScratch* scratch) {
+  kernels::MatMulArgs a;
+  a.w_type = w.type;
+  a.w = w.x8 != nullptr ? w.x8 : w.data;
+  a.w_x8 = w.x8 != nullptr;
+  a.w_row_bytes = w.row_bytes;
+  a.x = x;
+  a.y = y;
+  a.m = m;
+  a.n = w.rows;
+  a.k = w.cols;
+  a.pool = pool;
+  a.scratch = scratch;
+  return a;
+}
 
 StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
                                    const ModelConfig& c) {
@@ -152,6 +200,15 @@ StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
                        ld.Vector(p + "post_ffw_norm.weight", c.n_embd));
     }
     ASSIGN_OR_RETURN(L.ffn_norm, ld.Vector(p + "ffn_norm.weight", c.n_embd));
+    if (c.is_moe()) {
+      MoeLayerWeights& m = L.moe;
+      const int64_t ne = c.n_expert, ff = c.n_ff_exp;
+      ASSIGN_OR_RETURN(m.router, ld.Matrix(p + "ffn_gate_inp.weight", ne, c.n_embd));
+      ASSIGN_OR_RETURN(m.gate, ld.Slices(p + "ffn_gate_exps.weight", ne, ff, c.n_embd));
+      ASSIGN_OR_RETURN(m.up, ld.Slices(p + "ffn_up_exps.weight", ne, ff, c.n_embd));
+      ASSIGN_OR_RETURN(m.down, ld.Slices(p + "ffn_down_exps.weight", ne, c.n_embd, ff));
+      continue;
+    }
     ASSIGN_OR_RETURN(L.ffn_gate, ld.Matrix(p + "ffn_gate.weight", c.n_ff, c.n_embd));
     ASSIGN_OR_RETURN(L.ffn_up, ld.Matrix(p + "ffn_up.weight", c.n_ff, c.n_embd));
     ASSIGN_OR_RETURN(L.ffn_down, ld.Matrix(p + "ffn_down.weight", c.n_embd, c.n_ff));
@@ -183,8 +240,14 @@ void RepackOne(const gguf::GgufFile& file, WeightMatrix* m, uint8_t* dst) {
 void RepackWeightsX8(const gguf::GgufFile& file, ModelWeights* w) {
   std::vector<WeightMatrix*> mats;
   for (LayerWeights& L : w->layers) {
-    for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down}) {
+    for (WeightMatrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down,
+                            &L.moe.router}) {
       if (Packable(*m)) mats.push_back(m);
+    }
+    for (auto* experts : {&L.moe.gate, &L.moe.up, &L.moe.down}) {
+      for (WeightMatrix& m : *experts) {
+        if (Packable(m)) mats.push_back(&m);
+      }
     }
   }
   if (Packable(w->output)) mats.push_back(&w->output);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "kernels/matmul.h"
 #include "model/config.h"
 #include "tensor/types.h"
 #include "util/status.h"
@@ -39,6 +40,15 @@ struct WeightMatrix {
 // A 1-D float32 vector (norm weights, biases). Empty when absent.
 using WeightVector = std::vector<float>;
 
+// The mixture-of-experts FFN of one layer: expert e's matrices are the e-th
+// 2-D slices of the *_exps 3-D tensors (ggml dims {cols, rows, n_expert}).
+struct MoeLayerWeights {
+  WeightMatrix router;             // [n_expert, n_embd] ffn_gate_inp
+  std::vector<WeightMatrix> gate;  // n_expert x [n_ff_exp, n_embd]
+  std::vector<WeightMatrix> up;    // n_expert x [n_ff_exp, n_embd]
+  std::vector<WeightMatrix> down;  // n_expert x [n_embd, n_ff_exp]
+};
+
 struct LayerWeights {
   WeightVector attn_norm;       // [n_embd]
   WeightMatrix wq;              // [q_dim, n_embd]
@@ -53,6 +63,7 @@ struct LayerWeights {
   WeightMatrix ffn_up;          // [n_ff, n_embd]
   WeightMatrix ffn_down;        // [n_embd, n_ff]
   WeightVector post_ffn_norm;   // [n_embd] (gemma3)
+  MoeLayerWeights moe;          // experts (config.is_moe(); else empty)
 };
 
 struct ModelWeights {
@@ -64,6 +75,11 @@ struct ModelWeights {
   // Storage of the matrices' x8 copies (RepackWeightsX8: one buffer).
   std::vector<std::shared_ptr<uint8_t>> x8_buffers;
 };
+
+// The kernels::MatMul arguments of y[m, :] = x[m, :] w^T (w's x8 copy when
+// it has one). REQUIRES: kernels::MatMulSupports(w.type).
+kernels::MatMulArgs MatMulArgsFor(const WeightMatrix& w, const float* x, float* y, int64_t m,
+                                  kernels::ThreadPool* pool, kernels::MatMulScratch* scratch);
 
 // Finds and checks every tensor the config needs. Errors name the tensor
 // (missing, wrong shape, or a type Weft cannot dequantize).

@@ -127,6 +127,25 @@ TEST(MixedBatchTest, SyntheticGemma3Q8) {
   CheckModel(*m->model);
 }
 
+// Mixture of experts: the tokens of a batch are grouped by expert, and a
+// sequence's logits must still not depend on what else is in the batch.
+// Q8_0 (x8-repacked experts, int8 activations) and Q4_0.
+TEST(MixedBatchTest, SyntheticQwen3Moe) {
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+    testing::SyntheticSpec s;
+    s.arch = "qwen3moe";
+    s.n_embd = 64;
+    s.head_dim = 16;
+    s.n_ff = 32;
+    s.n_expert = 6;
+    s.n_expert_used = 2;
+    s.type = type;
+    auto m = testing::LoadSynthetic(s);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    CheckModel(*m->model);
+  }
+}
+
 TEST(MixedBatchTest, Stories260K) {
   const std::string path = std::string(WEFT_SHARED_MODELS_DIR) + "/stories260K.gguf";
   if (!std::ifstream(path).good()) GTEST_SKIP() << "no " << path;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "tensor/quant.h"
@@ -14,21 +15,26 @@ class Builder {
  public:
   Builder(const SyntheticSpec& s) : s_(s), rng_(s.seed) {}
 
-  void Matrix(const std::string& name, int64_t rows, int64_t cols, float scale) {
+  // A [rows, cols] matrix; with n > 0, n of them in one 3-D tensor.
+  void Matrix(const std::string& name, int64_t rows, int64_t cols, float scale,
+              int64_t n = 0, std::optional<GgmlType> type_or = std::nullopt) {
     if (name == s_.skip_tensor) return;
     if (name == s_.wrong_shape_tensor) ++rows;
+    const GgmlType type = type_or.value_or(s_.type);
+    std::vector<uint64_t> dims = {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)};
+    if (n > 0) {
+      dims.push_back(static_cast<uint64_t>(n));
+      rows *= n;
+    }
     std::vector<float> v(static_cast<size_t>(rows * cols));
     for (float& x : v) x = dist_(rng_) * scale;
-    auto rb = RowBytes(s_.type, static_cast<uint64_t>(cols));
+    auto rb = RowBytes(type, static_cast<uint64_t>(cols));
     CHECK(rb.ok()) << name;
     std::vector<uint8_t> bytes(static_cast<size_t>(*rb * rows));
     for (int64_t r = 0; r < rows; ++r) {
-      CHECK(QuantizeRow(s_.type, v.data() + r * cols, bytes.data() + r * *rb, cols).ok());
+      CHECK(QuantizeRow(type, v.data() + r * cols, bytes.data() + r * *rb, cols).ok());
     }
-    CHECK(w_.AddTensor(name, s_.type,
-                       {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)},
-                       bytes)
-              .ok());
+    CHECK(w_.AddTensor(name, type, dims, bytes).ok());
   }
   void Vector(const std::string& name, int64_t n, float center, float spread) {
     if (name == s_.skip_tensor) return;
@@ -67,6 +73,11 @@ std::vector<uint8_t> BuildSynthetic(const SyntheticSpec& s) {
     w.SetUint32(p + "attention.key_length", static_cast<uint32_t>(hd));
     w.SetUint32(p + "attention.value_length", static_cast<uint32_t>(hd));
   }
+  if (s.arch == "qwen3moe") {
+    w.SetUint32(p + "expert_count", static_cast<uint32_t>(s.n_expert));
+    w.SetUint32(p + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
+    w.SetUint32(p + "expert_feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  }
   if (s.arch == "gemma3") {
     w.SetUint32(p + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
     w.SetFloat32(p + "rope.freq_base", 1e6f);
@@ -87,6 +98,10 @@ std::vector<uint8_t> BuildSynthetic(const SyntheticSpec& s) {
       b.Vector(l + "attn_v.bias", s.n_head_kv * hd, 0.0f, 0.5f);
     }
     b.Matrix(l + "attn_output.weight", s.n_embd, s.n_head * hd, ws);
+    if (s.arch == "qwen3moe") {
+      b.Vector(l + "attn_q_norm.weight", hd, 1.0f, 0.1f);
+      b.Vector(l + "attn_k_norm.weight", hd, 1.0f, 0.1f);
+    }
     if (s.arch == "gemma3") {
       b.Vector(l + "attn_q_norm.weight", hd, 1.0f, 0.1f);
       b.Vector(l + "attn_k_norm.weight", hd, 1.0f, 0.1f);
@@ -94,6 +109,15 @@ std::vector<uint8_t> BuildSynthetic(const SyntheticSpec& s) {
       b.Vector(l + "post_ffw_norm.weight", s.n_embd, 1.0f, 0.1f);
     }
     b.Vector(l + "ffn_norm.weight", s.n_embd, 1.0f, 0.1f);
+    if (s.arch == "qwen3moe") {
+      const int64_t ne = s.n_expert;
+      b.Matrix(l + "ffn_gate_inp.weight", ne, s.n_embd, 4 * ws, 0, GgmlType::kF32);
+      b.Matrix(l + "ffn_gate_exps.weight", s.n_ff, s.n_embd, ws, ne);
+      b.Matrix(l + "ffn_up_exps.weight", s.n_ff, s.n_embd, ws, ne);
+      b.Matrix(l + "ffn_down_exps.weight", s.n_embd, s.n_ff,
+               1.0f / std::sqrt(static_cast<float>(s.n_ff)), ne);
+      continue;
+    }
     b.Matrix(l + "ffn_gate.weight", s.n_ff, s.n_embd, ws);
     b.Matrix(l + "ffn_up.weight", s.n_ff, s.n_embd, ws);
     b.Matrix(l + "ffn_down.weight", s.n_embd, s.n_ff, 1.0f / std::sqrt(static_cast<float>(s.n_ff)));
