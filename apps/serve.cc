@@ -87,6 +87,13 @@ struct ServeOptions {
   std::string trace_path;
   // Recompute every prompt instead of reusing cached prefixes.
   bool no_prefix_caching = false;
+  // Speculative decoding: "off", "ngram" (prompt lookup) or "draft" (a
+  // draft model: not implemented yet). See SchedulerConfig::spec_method.
+  std::string spec = "off";
+  // Draft tokens per sequence per pass at most.
+  int64_t spec_k_max = engine::SchedulerConfig().spec_k_max;
+  // The draft model for --spec draft.
+  std::string draft_model;
 };
 
 void RegisterServeFlags(ServeOptions* o, FlagSet* flags) {
@@ -127,6 +134,12 @@ void RegisterServeFlags(ServeOptions* o, FlagSet* flags) {
                 "write a JSON-lines engine trace (docs/trace.md) to FILE");
   flags->Bool("no-prefix-caching", &o->no_prefix_caching,
               "recompute every prompt instead of reusing cached KV of shared prefixes");
+  flags->String("spec", &o->spec,
+                "speculative decoding: off, ngram (guesses from the sequence's own prompt and "
+                "output, verified in the same pass; k adapts to acceptance and load) or draft");
+  flags->Int("spec-k-max", &o->spec_k_max, "draft tokens per sequence per pass at most (1-64)");
+  flags->String("draft-model", &o->draft_model,
+                "GGUF draft model for --spec draft (same vocabulary)");
 }
 
 // Checks the values' ranges: an empty string, or the message.
@@ -211,6 +224,19 @@ int BuildEngineConfig(const ServeOptions& o, runtime::EngineConfig* mc) {
                                        : (1 << 24));
   mc->scheduler.max_model_len = static_cast<int>(o.ctx);
   mc->scheduler.enable_prefix_caching = !o.no_prefix_caching;
+  if (o.spec == "ngram") {
+    mc->scheduler.spec_method = engine::SpecMethod::kNgram;
+  } else if (o.spec == "draft") {
+    return Fail(2, "--spec draft: draft-model speculation is not implemented yet; use "
+                   "--spec ngram");
+  } else if (o.spec != "off") {
+    return Fail(2, "--spec must be off, ngram or draft, not '" + o.spec + "'");
+  }
+  if (!o.draft_model.empty() && o.spec != "draft") {
+    return Fail(2, "--draft-model is only used with --spec draft");
+  }
+  if (o.spec_k_max < 1 || o.spec_k_max > 64) return Fail(2, "--spec-k-max must be in [1, 64]");
+  mc->scheduler.spec_k_max = static_cast<int>(o.spec_k_max);
   return 0;
 }
 

@@ -135,6 +135,8 @@ struct ServeBenchOptions {
   bool text_prompts = false;
   // Send ignore_eos and check completion_tokens == max_tokens.
   bool ignore_eos = true;
+  // "on" / "off": the requests' "speculative" field; "" = omitted.
+  std::string speculative;
   // Progress bar on stderr.
   bool progress = true;
   // Workload overrides; -1 = the workload's own.
@@ -152,7 +154,7 @@ void RegisterServeBenchFlags(ServeBenchOptions* o, FlagSet* flags) {
   flags->String("url", &o->url, "server base URL, e.g. http://127.0.0.1:8080");
   flags->String("api-key", &o->api_key, "bearer token for the server");
   flags->String("model", &o->model, "model name to send (default: first of /v1/models)");
-  flags->String("workload", &o->workload, "S1, S2, S3, S4, S6 or a JSONL prompt file");
+  flags->String("workload", &o->workload, "S1, S2, S3, S4, S5, S6 or a JSONL prompt file");
   flags->Bool("chat", &o->chat, "use /v1/chat/completions (text prompts)");
   flags->String("concurrency", &o->concurrency,
                 "closed-loop ladder, e.g. 1,4,8,16 (S1 default 1,4,8,16; S4 4)");
@@ -175,6 +177,9 @@ void RegisterServeBenchFlags(ServeBenchOptions* o, FlagSet* flags) {
               "send text prompts fitted with /tokenize instead of token ids");
   flags->Bool("ignore-eos", &o->ignore_eos,
               "send ignore_eos and check completion_tokens == max_tokens");
+  flags->String("speculative", &o->speculative,
+                "send \"speculative\": true (on) or false (off) with every request; "
+                "default: omitted (the server's --spec)");
   flags->Bool("progress", &o->progress, "progress bar on stderr");
   flags->Int("prompt-tokens", &o->prompt_tokens,
              "override the prompt length (S1; S2 streams; S4 user turn)");
@@ -192,6 +197,8 @@ WorkloadParams MakeParams(const ServeBenchOptions& o) {
   const std::string& w = o.workload;
   if (w == "S1" || w == "S2" || w == "S3" || w == "S4") {
     params = DefaultParams(static_cast<WorkloadKind>(w[1] - '1'));
+  } else if (w == "S5") {
+    params = DefaultParams(WorkloadKind::kS5);
   } else if (w == "S6") {
     params = DefaultParams(WorkloadKind::kS6);
   } else {
@@ -238,7 +245,13 @@ std::string BuildRunConfig(const ServeBenchOptions& o, const Endpoint& ep,
                            const WorkloadParams& params, RunConfig* config, Slo* slo) {
   config->endpoint = ep;
   config->chat = o.chat;
-  config->ignore_eos = o.ignore_eos;
+  // S5 ends at EOS (its answers copy the passage, then stop).
+  config->ignore_eos = o.ignore_eos && params.kind != WorkloadKind::kS5;
+  if (o.speculative == "on" || o.speculative == "off") {
+    config->speculative = o.speculative == "on";
+  } else if (!o.speculative.empty()) {
+    return "--speculative must be on or off";
+  }
   config->timeout_s = o.timeout;
   config->burstiness = o.burstiness;
   config->duration_s = o.duration;
@@ -255,6 +268,7 @@ std::string BuildRunConfig(const ServeBenchOptions& o, const Endpoint& ep,
     ladder = params.kind == WorkloadKind::kS4   ? "4"
              : params.kind == WorkloadKind::kS1 ? "1,4,8,16"
              : params.kind == WorkloadKind::kS6 ? "1,4,8"
+             : params.kind == WorkloadKind::kS5 ? "1,16"
                                                 : "1";
   }
   if (!ParseList(ladder, &config->concurrency)) return "bad --concurrency '" + ladder + "'";
@@ -294,7 +308,7 @@ int BuildPlan(const ServeBenchOptions& o, const WorkloadParams& params, const En
   }
   StatusOr<std::string> text = ReadFileToString(params.file);
   if (!text.ok()) {
-    return UsageError(params.file + ": not S1-S4, S6 and " + text.status().message());
+    return UsageError(params.file + ": not S1-S6 and " + text.status().message());
   }
   StatusOr<std::vector<PlannedRequest>> reqs = ParsePromptFile(*text, o.max_tokens);
   if (!reqs.ok()) return UsageError(params.file + ": " + reqs.status().message());
@@ -355,7 +369,8 @@ RunMetadata MakeMetadata(const std::string& command_line, const ServeBenchOption
   }
   const json concurrency =
       s2 || !config.rates.empty() ? json(nullptr) : json(config.concurrency);
-  meta.config = {{"chat", o.chat}, {"ignore_eos", o.ignore_eos},
+  meta.config = {{"chat", o.chat}, {"ignore_eos", config.ignore_eos},
+                 {"speculative", config.speculative ? json(*config.speculative) : json()},
                  {"concurrency", concurrency}, {"rates", config.rates},
                  {"burstiness", o.burstiness}, {"num_requests", config.num_requests},
                  {"duration_s", o.duration}, {"warmup", config.warmup},
@@ -387,7 +402,7 @@ int ReportServeBench(const json& doc, const std::string& out_path) {
 }
 
 int RunBenchServe(int argc, char** argv) {
-  FlagSet flags("weft bench serve --url URL --workload S1|S2|S3|S4|S6|FILE [flags]",
+  FlagSet flags("weft bench serve --url URL --workload S1|S2|S3|S4|S5|S6|FILE [flags]",
                 "Benchmark an OpenAI-compatible server with streamed requests "
                 "(temperature 0, ignore_eos) and report TTFT, ITL, TPOT, E2E, "
                 "throughput and goodput.");
@@ -430,7 +445,7 @@ int RunBenchServe(int argc, char** argv) {
   }
   const RunMetadata meta =
       MakeMetadata(CommandLine(argc, argv), o, params, config, std::move(server_config));
-  return ReportServeBench(ResultJson(meta, *run, slo, o.ignore_eos), o.out_path);
+  return ReportServeBench(ResultJson(meta, *run, slo, config.ignore_eos), o.out_path);
 }
 
 }  // namespace

@@ -235,7 +235,7 @@ void Engine::NotePlan(const StepPlan& plan, PassTrace* pass) {
   for (const ScheduledSeq& s : plan.seqs) {
     // A decode: one token past the prompt that completes the sequence (the
     // scheduler's own test: only the last token is uncomputed).
-    if (s.num_new_tokens == 1 && s.needs_logits &&
+    if (s.num_new_tokens - s.num_draft_tokens == 1 && s.needs_logits &&
         s.start_pos >= s.num_prompt_tokens) {
       ++pass->decode;
     } else {
@@ -263,6 +263,21 @@ void Engine::NotePlan(const StepPlan& plan, PassTrace* pass) {
   }
   pass->running = scheduler_->num_running();
   pass->waiting = scheduler_->num_waiting();
+}
+
+void Engine::NoteSpec(const StepPlan& plan,
+                      const std::vector<SampledToken>& sampled,
+                      PassTrace* pass) {
+  std::vector<const SampledToken*> emitted;
+  for (const ScheduledSeq& s : plan.seqs) {
+    if (s.num_draft_tokens == 0) continue;
+    emitted.clear();
+    for (const SampledToken& t : sampled) {
+      if (t.id == s.id) emitted.push_back(&t);
+    }
+    pass->spec.push_back({s.id, s.num_draft_tokens,
+                          AcceptedDrafts(s, emitted)});
+  }
 }
 
 void Engine::Deliver(std::vector<Delivery>& out) {
@@ -296,13 +311,13 @@ void Engine::Loop() {
       StatusOr<std::vector<SampledToken>> sampled = executor_->Execute(plan);
       const Clock::time_point t3 = Clock::now();
       pass.execute_ms = Ms(t2, t3);
-      const ExecuteTimes times = executor_->LastExecuteTimes();
       const std::vector<PromptLogprobs> prompt_lps =
           executor_->TakePromptLogprobs();
-      pass.forward_ms = times.forward_ms;
-      pass.sample_ms = times.sample_ms;
+      pass.forward_ms = executor_->LastExecuteTimes().forward_ms;
+      pass.sample_ms = executor_->LastExecuteTimes().sample_ms;
       lock.lock();
       if (sampled.ok()) {
+        if (tracing_) NoteSpec(plan, *sampled, &pass);
         scheduler_->Update(plan, *sampled, prompt_lps);
       } else {
         pass.ok = false;

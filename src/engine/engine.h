@@ -137,6 +137,10 @@ class Engine {
   // Pass counts from the plan; with tracing, notes admissions and
   // preemptions. REQUIRES: mu_ held.
   void NotePlan(const StepPlan& plan, PassTrace* pass);
+  // Each speculating sequence's drafted and accepted tokens, for the trace.
+  static void NoteSpec(const StepPlan& plan,
+                       const std::vector<SampledToken>& sampled,
+                       PassTrace* pass);
   double NowMs() const;
   // Feeds the scheduler's pass cost model; with tracing, writes the model
   // when it becomes ready and every 64 passes. REQUIRES: mu_ held.

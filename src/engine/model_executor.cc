@@ -52,7 +52,20 @@ class ModelExecutor final : public Executor {
   Status Forward(const StepPlan& plan);
   // The fallback while the model's Forward takes one sequence per batch.
   Status ForwardEach(const StepPlan& plan);
-  SampledToken Sample(const ScheduledSeq& s, std::span<const float> logits);
+  // Samples the token after input j of `s` from `logits` ([n_vocab]) and
+  // feeds it to the request's sampler.
+  SampledToken Sample(const ScheduledSeq& s, int j,
+                      std::span<const float> logits);
+  // Appends the tokens `s` emits: sampled from each of its 1 +
+  // num_draft_tokens rows of `logits` in turn while the sample equals the
+  // guess at that row; the first that differs (or the last row's) ends it.
+  // Sampling first and comparing is the rejection-sampling rule for a
+  // draft that puts all its mass on one token (n-gram): a guess d is
+  // accepted with probability p(d), and when it is not the emitted token
+  // follows p without d, renormalised; and it consumes exactly one random
+  // draw per emitted token, as decoding without speculation does.
+  void Verify(const ScheduledSeq& s, std::span<const float> logits,
+              std::vector<SampledToken>* out);
 
   const model::Model* model_;
   std::unique_ptr<model::PagedKvStorage> cache_;
@@ -119,7 +132,10 @@ Status ModelExecutor::EnsureState(const ScheduledSeq& s) {
 // Whether token j of s needs its logits: the sampled last one, or a
 // position whose next prompt token's logprob is asked for.
 bool WantsLogits(const ScheduledSeq& s, int j) {
-  if (s.needs_logits && j + 1 == s.num_new_tokens) return true;
+  // The sampled last token, and each draft token's (verification).
+  if (s.needs_logits && j + 1 + s.num_draft_tokens >= s.num_new_tokens) {
+    return true;
+  }
   const int p = s.start_pos + j - s.prompt_logprobs_from;
   return p >= 0 && p < static_cast<int>(s.prompt_targets.size());
 }
@@ -170,9 +186,25 @@ Status ModelExecutor::ForwardEach(const StepPlan& plan) {
   return OkStatus();
 }
 
-SampledToken ModelExecutor::Sample(const ScheduledSeq& s,
+void ModelExecutor::Verify(const ScheduledSeq& s,
+                           std::span<const float> logits,
+                           std::vector<SampledToken>* out) {
+  const size_t v = static_cast<size_t>(n_vocab_);
+  const int first = s.num_new_tokens - s.num_draft_tokens;
+  for (int i = 0; i <= s.num_draft_tokens; ++i) {
+    // Row i: after the decode token and guesses 0..i-1 (all confirmed).
+    out->push_back(Sample(s, first + i, logits.subspan(size_t(i) * v, v)));
+    const SampledToken& t = out->back();
+    if (t.exhausted || i == s.num_draft_tokens ||
+        t.token != s.tokens[size_t(first + i)]) {
+      return;
+    }
+  }
+}
+
+SampledToken ModelExecutor::Sample(const ScheduledSeq& s, int j,
                                    std::span<const float> logits) {
-  const int position = s.start_pos + s.num_new_tokens;
+  const int position = s.start_pos + j;
   if (config_.logits_observer) config_.logits_observer(s.id, position, logits);
   sampling::Sampler& sampler = samplers_.at(s.id);
   sampling::SampleResult r = sampler.Sample(logits);
@@ -279,11 +311,13 @@ StatusOr<std::vector<SampledToken>> ModelExecutor::Execute(
       prompt_logprobs_.push_back(std::move(p));
     }
     if (!s.needs_logits) continue;
-    if ((row + 1) * v > logits_.size()) {
+    const size_t rows = 1 + static_cast<size_t>(s.num_draft_tokens);
+    if ((row + rows) * v > logits_.size()) {
       return InternalError("the forward pass returned too few logits");
     }
-    out.push_back(Sample(s, std::span<const float>(logits_.data() + row * v, v)));
-    ++row;
+    Verify(s, std::span<const float>(logits_.data() + row * v, rows * v),
+           &out);
+    row += rows;
   }
   times_.forward_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   times_.sample_ms =

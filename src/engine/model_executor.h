@@ -7,7 +7,9 @@
 // (4) for sequences with needs_logits samples the next token with the
 // request's Sampler (created on first sight, seeded from its
 // SamplingParams, with the prompt fed to AcceptPrompt and earlier output to
-// Accept), computing logprobs and top-N alternatives when asked.
+// Accept), computing logprobs and top-N alternatives when asked; a
+// sequence with draft tokens is verified there (logits at each of its last
+// 1 + num_draft_tokens positions; see Verify).
 //
 // Preemption: a preempted request keeps its Sampler (RNG state and token
 // history). Its recompute only rebuilds KV; the history already holds

@@ -136,9 +136,9 @@ double PassCostModel::Predict(const PassFeatures& f) const {
          coef_.per_1k_context_ms * f.context / 1000.0;
 }
 
-double PassCostModel::ChunkMs(int start_pos, int n, bool logits) const {
+double PassCostModel::ChunkMs(int start_pos, int n, int rows) const {
   PassFeatures f;
-  f.Add(start_pos, n, logits);
+  f.Add(start_pos, n, rows);
   return Predict(f) - coef_.fixed_ms;
 }
 

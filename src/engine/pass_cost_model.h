@@ -36,10 +36,12 @@ struct PassFeatures {
   double logit_rows = 0;  // sequences that sample
   double context = 0;     // attention (query, key) pairs
 
-  // Adds a sequence's chunk of n tokens starting at start_pos.
-  void Add(int start_pos, int n, bool logits) {
+  // Adds a sequence's chunk of n tokens starting at start_pos, with
+  // `logit_rows` rows of logits (1 when it samples; 1 + its draft tokens
+  // when it verifies guesses).
+  void Add(int start_pos, int n, int rows) {
     tokens += n;
-    logit_rows += logits ? 1 : 0;
+    logit_rows += rows;
     context += ChunkContext(start_pos, n);
   }
   static double ChunkContext(int start_pos, int n) {
@@ -74,7 +76,8 @@ class PassCostModel {
   // The fitted time of a pass of shape `f` (fixed cost included).
   double Predict(const PassFeatures& f) const;
   // The time a sequence's chunk adds to a pass (no fixed cost).
-  double ChunkMs(int start_pos, int n, bool logits) const;
+  // `rows`: its logit rows (see PassFeatures::Add).
+  double ChunkMs(int start_pos, int n, int rows) const;
   // The largest n in [0, cap] whose chunk at start_pos fits in `ms`;
   // `logits_at` is the n at which the chunk reaches the end of the prompt
   // and samples (pays a logit row).

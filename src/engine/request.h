@@ -66,6 +66,10 @@ struct RequestSpec {
   // alternatives. Such a request computes its whole prompt (no prefix
   // cache hit: a cached token has no logits).
   int prompt_logprobs = -1;
+  // Speculative decoding for this request: nullopt = the server's default
+  // (on when SchedulerConfig::spec_method is not kOff); false = never;
+  // true = when the server has a proposer.
+  std::optional<bool> speculative;
 };
 
 struct Request {
@@ -84,6 +88,12 @@ struct Request {
   int prompt_logprobs = -1;      // from the spec
   int prompt_logprobs_sent = 0;  // prompt tokens [1, this] reported
   StopConditions stop;
+  bool speculative = false;      // drafts may be planned for it
+  // Speculation's recent record, decayed per verifying pass: draft
+  // positions tried and accepted (a pass that accepts a of k tried a + 1
+  // positions when a < k, else k).
+  double spec_tried = 0;
+  double spec_accepted = 0;
   // From the spec; shared with every ScheduledSeq of the request.
   std::shared_ptr<const sampling::SamplingParams> sampling;
 

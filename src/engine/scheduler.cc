@@ -20,7 +20,13 @@ Scheduler::Scheduler(const SchedulerConfig& config,
                      const kv::KvCacheConfig& kv_config)
     : config_(config),
       kv_(kv_config),
-      cost_(config.cost_model_window, config.cost_model_min_samples) {}
+      cost_(config.cost_model_window, config.cost_model_min_samples) {
+  if (config.spec_method == SpecMethod::kNgram) {
+    proposer_ = std::make_unique<NgramProposer>(config.spec_ngram_min,
+                                                config.spec_ngram_max);
+    stats_.spec_accepted_per_pos.assign(size_t(config.spec_k_max), 0);
+  }
+}
 
 Status Scheduler::Submit(RequestSpec spec) {
   if (spec.prompt.empty()) return InvalidArgumentError("empty prompt");
@@ -66,6 +72,7 @@ Status Scheduler::Submit(RequestSpec spec) {
   req->priority = spec.priority;
   req->prompt_logprobs = spec.prompt_logprobs;
   req->stop = std::move(spec.stop);
+  req->speculative = proposer_ != nullptr && spec.speculative.value_or(true);
   req->sampling = std::make_shared<const sampling::SamplingParams>(
       std::move(spec.sampling));
   req->arrival = next_arrival_++;
@@ -121,7 +128,7 @@ std::vector<RequestEvent> Scheduler::TakeEvents() {
 }
 
 void Scheduler::FinishRequest(Request* req, FinishReason reason,
-                              std::string error, const SampledToken* tok) {
+                              std::string error, RequestEvent ev) {
   kv_.Free(req->id);
   if (req->status == RequestStatus::kRunning) {
     running_.erase(std::find(running_.begin(), running_.end(), req));
@@ -132,13 +139,7 @@ void Scheduler::FinishRequest(Request* req, FinishReason reason,
   }
   req->status = RequestStatus::kFinished;
   req->finish_reason = reason;
-  RequestEvent ev;
   ev.id = req->id;
-  if (tok != nullptr) {
-    ev.new_tokens.push_back(tok->token);
-    ev.logprobs.push_back(tok->logprob);
-    ev.top_logprobs.push_back(tok->top_logprobs);
-  }
   ev.finished = true;
   ev.reason = reason;
   ev.error = std::move(error);
@@ -183,6 +184,9 @@ StepPlan Scheduler::Schedule() {
       if (!TryAdmit(waiting_.front(), &pass)) break;
     }
   }
+
+  // (4) draft tokens from what is left.
+  if (proposer_ != nullptr) PlanDrafts(&pass);
 
   for (auto& [id, copy] : pass.copies) pass.plan.copies.push_back(copy);
   pass.plan.budget = std::max(pass.plan.budget, pass.plan.num_batched_tokens);
@@ -394,10 +398,21 @@ void Scheduler::Update(const StepPlan& plan,
         req->num_computed_tokens != s.start_pos) {
       continue;  // stale: preempted or re-planned since
     }
-    req->num_computed_tokens += s.num_new_tokens;
-    if (config_.enable_prefix_caching) {
-      kv_.CommitComputed(req->id, req->tokens, req->num_computed_tokens);
+    std::vector<const SampledToken*> emitted;
+    if (s.needs_logits) {
+      for (const SampledToken& t : sampled) {
+        if (t.id == s.id) emitted.push_back(&t);
+      }
     }
+    int computed = s.num_new_tokens;
+    if (s.num_draft_tokens > 0) {
+      // Rejected guesses leave the table (their KV is stale).
+      const int accepted = AcceptedDrafts(s, emitted);
+      computed -= s.num_draft_tokens - accepted;
+      NoteSpecResult(req, s.num_draft_tokens, accepted);
+      kv_.Truncate(req->id, s.start_pos + computed);
+    }
+    req->num_computed_tokens += computed;
     if (kv_.has_window()) {
       kv_.ReleaseOutsideWindow(req->id, req->num_computed_tokens);
     }
@@ -406,38 +421,14 @@ void Scheduler::Update(const StepPlan& plan,
         if (p.id == s.id) EmitPromptLogprobs(req, p);
       }
     }
+    if (!s.needs_logits || emitted.empty()) CommitKv(req);
     if (!s.needs_logits) continue;
-    const SampledToken* tok = nullptr;
-    for (const SampledToken& t : sampled) {
-      if (t.id == s.id) {
-        tok = &t;
-        break;
-      }
-    }
-    if (tok == nullptr) {
+    if (emitted.empty()) {
       FinishRequest(req, FinishReason::kError,
                     "internal: the executor returned no token");
       continue;
     }
-    if (tok->exhausted) {
-      // Its constraint cannot continue: end it, as max_tokens would.
-      FinishRequest(req, FinishReason::kLength, "");
-      continue;
-    }
-    req->tokens.push_back(tok->token);
-    if (std::optional<FinishReason> why = CheckStop(*req)) {
-      FinishRequest(req, *why, "", tok);
-      continue;
-    }
-    RequestEvent ev;
-    ev.id = req->id;
-    ev.new_tokens.push_back(tok->token);
-    ev.logprobs.push_back(tok->logprob);
-    ev.top_logprobs.push_back(tok->top_logprobs);
-    ev.num_prompt_tokens = req->num_prompt_tokens;
-    ev.num_output_tokens = req->num_output_tokens();
-    ev.num_cached_tokens = req->num_cached_tokens;
-    events_.push_back(std::move(ev));
+    AppendTokens(req, emitted);  // commits once the tokens are in
   }
 }
 

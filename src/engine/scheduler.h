@@ -14,6 +14,15 @@
 // kPriority: of the lowest priority class) is preempted (blocks freed,
 // requeued, later recomputed from prompt + output).
 //
+// (4) Speculative decoding (SchedulerConfig::spec_method): after all of
+// that, each decoding sequence may get draft tokens from the proposer,
+// appended to its decode token, from what the budget (and time) leaves;
+// with spec_adaptive the count maximizes the pass's expected tokens per
+// predicted ms (ChooseK), so a compute-bound batch drafts nothing. Drafts
+// never preempt: a draft that gets no KV slot is dropped. Update keeps the
+// confirmed guesses' KV and truncates the rest (kv::KvCacheManager::
+// Truncate); only verified tokens are ever committed to the prefix cache.
+//
 // Pass size: a fixed token budget and chunk cap, or with
 // SchedulerConfig::target_itl_ms a time budget: the pass cost model
 // (fit from ObservePass) predicts each chunk's time, and prompt chunks take
@@ -41,6 +50,7 @@
 #include <vector>
 
 #include "engine/pass_cost_model.h"
+#include "engine/proposer.h"
 #include "engine/request.h"
 #include "engine/scheduler_config.h"
 #include "engine/step_plan.h"
@@ -59,6 +69,12 @@ struct SchedulerStats {
                                    // the larger one)
   int num_waiting = 0;             // now
   int num_running = 0;             // now
+  // Speculative decoding (vLLM's spec_decode counters):
+  int64_t spec_num_drafts = 0;          // sequence-passes that verified
+  int64_t spec_num_draft_tokens = 0;    // guesses verified
+  int64_t spec_num_accepted_tokens = 0; // guesses confirmed
+  // [spec_k_max]: guesses confirmed at draft position i (0-based).
+  std::vector<int64_t> spec_accepted_per_pos;
 };
 
 class Scheduler {
@@ -118,8 +134,25 @@ class Scheduler {
   void Enqueue(Request* req);
   // Frees blocks, leaves the queues, emits the final event (with `tok` if
   // given), forgets the request.
+  // `ev` may carry the last tokens (new_tokens etc.).
   void FinishRequest(Request* req, FinishReason reason, std::string error,
-                     const SampledToken* tok = nullptr);
+                     RequestEvent ev = RequestEvent());
+  // Appends a pass's tokens for `req` (one, or a verified speculative run),
+  // checking the stop conditions after each: a stop ends the request with
+  // the tokens up to it and drops the rest. Commits the computed blocks
+  // (CommitKv) and emits the event.
+  void AppendTokens(Request* req,
+                    std::span<const SampledToken* const> emitted);
+  // Offers `req`'s newly computed full blocks to the prefix cache (its
+  // tokens must cover num_computed_tokens).
+  void CommitKv(Request* req);
+  // (4) of Schedule: draft tokens for the pass's decodes (scheduler_spec.cc).
+  void PlanDrafts(Pass* pass);
+  // The number of drafts of a sequence's guess worth verifying this pass.
+  int ChooseK(const Request& req, int start_pos, int max_k, double pass_ms,
+              double pass_tokens) const;
+  // Records a verification's result in the request and the stats.
+  void NoteSpecResult(Request* req, int drafted, int accepted);
   std::optional<FinishReason> CheckStop(const Request& req) const;
   // The pass's per-sequence chunk cap as it applies to `req`: smaller
   // while a request that reports prompt logprobs computes its prompt.
@@ -146,6 +179,8 @@ class Scheduler {
   uint64_t next_admission_ = 0;
   uint64_t step_ = 0;
   SchedulerStats stats_;
+  std::unique_ptr<Proposer> proposer_;  // null: no speculation
+  std::vector<TokenId> draft_;          // PlanDrafts' scratch
 };
 
 }  // namespace weft::engine

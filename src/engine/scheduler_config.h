@@ -24,6 +24,13 @@ enum class SchedulingPolicy {
               // pressure preempts the lowest priority (highest value) first
 };
 
+// Who guesses the tokens a decoding sequence verifies in its next pass
+// (speculative decoding; vLLM's speculative_config "method").
+enum class SpecMethod {
+  kOff,    // one token per decoding sequence per pass
+  kNgram,  // prompt lookup in the sequence's own tokens (NgramProposer)
+};
+
 struct SchedulerConfig {
   // Token budget of one forward pass (decode tokens + prompt chunks).
   // Must be >= max_seqs so that every running sequence can decode each pass.
@@ -78,6 +85,22 @@ struct SchedulerConfig {
   int cost_model_window = 256;
   // Passes the cost model must see before target_itl_ms takes effect.
   int cost_model_min_samples = 16;
+  // Speculative decoding: the proposer (kOff: none). Draft tokens are
+  // planned after every sequence's decode token and every prompt chunk,
+  // from what the pass budget (and under a time target, its time) leaves.
+  SpecMethod spec_method = SpecMethod::kOff;
+  // Draft tokens per sequence per pass at most (vLLM's
+  // num_speculative_tokens).
+  int spec_k_max = 8;
+  // The n-gram proposer's match lengths: longest first, down to the
+  // shortest (vLLM's prompt_lookup_max / prompt_lookup_min).
+  int spec_ngram_min = 1;
+  int spec_ngram_max = 4;
+  // true: each sequence's k maximizes the pass's expected tokens per
+  // predicted ms, from its recent acceptance rate and the pass cost model
+  // (no drafts until the model is ready; 0 once the batch is
+  // compute-bound). false: every guess up to spec_k_max is verified (tests).
+  bool spec_adaptive = true;
 
   Status Validate() const {
     if (max_seqs < 1) return InvalidArgumentError("max_seqs must be >= 1");
@@ -111,6 +134,13 @@ struct SchedulerConfig {
     if (cost_model_window < 2 || cost_model_min_samples < 1) {
       return InvalidArgumentError(
           "cost_model_window must be >= 2 and cost_model_min_samples >= 1");
+    }
+    if (spec_k_max < 1 || spec_k_max > 64) {
+      return InvalidArgumentError("spec_k_max must be in [1, 64]");
+    }
+    if (spec_ngram_min < 1 || spec_ngram_max < spec_ngram_min) {
+      return InvalidArgumentError(
+          "spec n-gram lengths need 1 <= spec_ngram_min <= spec_ngram_max");
     }
     return OkStatus();
   }

@@ -58,7 +58,8 @@ int Scheduler::TimedCap(int start_pos, int remaining, int cap,
 PassFeatures Scheduler::FeaturesOf(const StepPlan& plan) {
   PassFeatures f;
   for (const ScheduledSeq& s : plan.seqs) {
-    f.Add(s.start_pos, s.num_new_tokens, s.needs_logits);
+    f.Add(s.start_pos, s.num_new_tokens,
+          s.needs_logits ? 1 + s.num_draft_tokens : 0);
   }
   return f;
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,11 @@ struct ScheduledSeq {
   int start_pos = 0;        // position of the first new token
   int num_new_tokens = 0;   // >= 1
   bool needs_logits = false;  // the chunk reaches the end: sample a token
+  // Speculative decoding: the last num_draft_tokens of `tokens` are guesses
+  // to verify (the sequence's decode token comes first). The executor
+  // computes logits at each of the last 1 + num_draft_tokens positions and
+  // returns the accepted guesses plus one token (see SampledToken).
+  int num_draft_tokens = 0;
   std::vector<TokenId> tokens;   // [num_new_tokens] input token ids
   std::vector<int64_t> slots;    // [num_new_tokens] KV slot per new token
                                  // (block * block_size + offset)
@@ -79,7 +85,11 @@ struct StepPlan {
   bool empty() const { return seqs.empty(); }
 };
 
-// The executor's answer for a sequence with needs_logits.
+// The executor's answer for a sequence with needs_logits: one token, or
+// for a sequence with draft tokens 1 to 1 + num_draft_tokens of them in
+// order (consecutive entries with the same id): the guesses that the
+// sampler confirmed, then the token it sampled where it first disagreed
+// (or after the last guess). An exhausted entry ends the run.
 struct SampledToken {
   RequestId id = 0;
   TokenId token = 0;
@@ -91,6 +101,12 @@ struct SampledToken {
   // request asked for sampling.logprobs = N > 0; else empty.
   std::vector<std::pair<TokenId, float>> top_logprobs;
 };
+
+// How many of `s`'s draft tokens its SampledTokens (`emitted`, in order)
+// confirmed: the leading guesses that an emitted, non-exhausted token
+// equals. Their KV (written at their positions in this pass) stays valid.
+int AcceptedDrafts(const ScheduledSeq& s,
+                   std::span<const SampledToken* const> emitted);
 
 // The logprob of one prompt token given the tokens before it.
 struct PromptTokenLogprob {

@@ -57,14 +57,14 @@ void TraceWriter::AddStart(const TraceStart& s) {
 }
 
 void TraceWriter::AddPass(const PassTrace& p) {
-  Line(StrFormat(
+  std::string line = StrFormat(
       "{\"ev\":\"pass\",\"step\":%llu,\"t_ms\":%s,\"seqs\":%d,\"decode\":%d,"
       "\"prefill_seqs\":%d,\"prefill_tokens\":%d,\"tokens\":%d,"
       "\"budget\":%d,\"admitted\":%d,\"preempted\":%d,\"running\":%d,"
       "\"waiting\":%d,\"finished\":%d,\"ok\":%s,\"schedule_ms\":%s,"
       "\"execute_ms\":%s,\"forward_ms\":%s,\"sample_ms\":%s,"
       "\"update_ms\":%s,\"emit_ms\":%s,\"pass_ms\":%s,\"predicted_ms\":%s,"
-      "\"target_ms\":%s}",
+      "\"target_ms\":%s",
       (unsigned long long)p.step, TraceMs(p.t_ms).c_str(), p.seqs, p.decode,
       p.prefill_seqs, p.prefill_tokens, p.tokens, p.budget, p.admitted,
       p.preempted, p.running, p.waiting, p.finished, p.ok ? "true" : "false",
@@ -72,7 +72,17 @@ void TraceWriter::AddPass(const PassTrace& p) {
       TraceMs(p.forward_ms).c_str(), TraceMs(p.sample_ms).c_str(),
       TraceMs(p.update_ms).c_str(), TraceMs(p.emit_ms).c_str(),
       TraceMs(p.pass_ms).c_str(), TraceMs(p.predicted_ms).c_str(),
-      TraceMs(p.target_ms).c_str()));
+      TraceMs(p.target_ms).c_str());
+  if (!p.spec.empty()) {
+    line += ",\"spec\":[";
+    for (size_t i = 0; i < p.spec.size(); ++i) {
+      line += StrFormat("%s[%lld,%d,%d]", i ? "," : "",
+                        (long long)p.spec[i].id, p.spec[i].drafted,
+                        p.spec[i].accepted);
+    }
+    line += "]";
+  }
+  Line(line + "}");
 }
 
 void TraceWriter::AddCostModel(const CostModelTrace& c) {

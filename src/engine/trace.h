@@ -45,6 +45,13 @@
 namespace weft::engine {
 
 // One forward pass (one loop iteration with a non-empty plan).
+// One sequence's speculative verification in a pass.
+struct SpecTrace {
+  int64_t id = 0;    // the request
+  int drafted = 0;   // guesses verified
+  int accepted = 0;  // of them, confirmed
+};
+
 struct PassTrace {
   uint64_t step = 0;       // the plan's step number
   double t_ms = 0;         // when the pass started (before Schedule)
@@ -70,6 +77,8 @@ struct PassTrace {
                            // the pass cost model is fit to)
   double predicted_ms = -1;  // the cost model's prediction; < 0: none
   double target_ms = -1;     // the latency target it was sized for; < 0
+  // Sequences that verified draft tokens (written only when non-empty).
+  std::vector<SpecTrace> spec;
 };
 
 // The pass cost model (engine/pass_cost_model.h), written when it becomes

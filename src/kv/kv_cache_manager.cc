@@ -365,6 +365,22 @@ void KvCacheManager::Free(SeqId seq) {
   tables_.erase(it);
 }
 
+void KvCacheManager::Truncate(SeqId seq, int new_len) {
+  auto it = tables_.find(seq);
+  if (it == tables_.end()) return;
+  const int keep = BlocksFor(new_len);
+  for (size_t g = 0; g < it->second.size(); ++g) {
+    BlockTable& t = it->second[g];
+    CHECK_LE(new_len, t.num_tokens);
+    CHECK_LE(t.num_committed_blocks * config_.block_size, new_len);
+    while (static_cast<int>(t.blocks.size()) > keep) {
+      if (t.blocks.back() != kNullBlock) pools_[g]->Release(t.blocks.back());
+      t.blocks.pop_back();
+    }
+    t.num_tokens = new_len;
+  }
+}
+
 int KvCacheManager::ReleaseOutsideWindow(SeqId seq, int next_position) {
   auto it = tables_.find(seq);
   if (it == tables_.end()) return 0;

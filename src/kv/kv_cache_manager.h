@@ -142,6 +142,15 @@ class KvCacheManager {
   // The shared partial block is copied on the first append of either.
   Status Fork(SeqId parent, SeqId child);
 
+  // Shrinks `seq` to its first new_len token slots in every group (rejected
+  // speculative tokens): blocks wholly past the new end go back to their
+  // pools (tail first). Slots in [new_len, old end) of the kept last block
+  // hold stale KV that the next allocation overwrites; no block that held
+  // them was committed, because CommitComputed only ever sees verified
+  // tokens (REQUIRES: new_len >= the committed blocks' tokens, and
+  // new_len <= the reserved slots). No-op for an unknown sequence.
+  void Truncate(SeqId seq, int new_len);
+
   // Returns all of `seq`'s blocks (tail first, so the tail is evicted first).
   // No-op for an unknown sequence.
   void Free(SeqId seq);

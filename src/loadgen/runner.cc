@@ -36,6 +36,7 @@ std::string RequestBody(const RunConfig& config, const PlannedRequest& req) {
   j["max_tokens"] = req.max_tokens;
   j["temperature"] = 0;
   if (config.ignore_eos) j["ignore_eos"] = true;
+  if (config.speculative) j["speculative"] = *config.speculative;
   j["stream"] = true;
   j["stream_options"] = {{"include_usage", true}};
   return j.dump(-1, ' ', false, json::error_handler_t::replace);

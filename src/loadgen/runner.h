@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct RunConfig {
   std::string model;                 // "model" field; empty = omitted
   bool chat = false;                 // /v1/chat/completions instead
   bool ignore_eos = true;            // ask for exactly max_tokens
+  std::optional<bool> speculative;   // the "speculative" field; unset = omitted
   double timeout_s = 300;            // longest wait for any byte / step
   std::vector<int64_t> concurrency = {1};  // closed-loop ladder
   std::vector<double> rates;         // non-empty: open loop at these req/s

@@ -1,6 +1,7 @@
 #include "loadgen/workload.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -43,6 +44,7 @@ std::string Join(const std::string& base, std::span<const std::string> words,
 int64_t MaxPromptTokens(const WorkloadParams& p) {
   switch (p.kind) {
     case WorkloadKind::kS1:
+    case WorkloadKind::kS5:
     case WorkloadKind::kS6:
       return p.prompt_tokens;
     case WorkloadKind::kS2:
@@ -106,6 +108,30 @@ class PromptMaker {
     return p;
   }
 
+  // S5's edit request: a text passage of exactly n tokens and the request
+  // to copy it with one of its words replaced (text prompts in every mode:
+  // the instruction is words, not corpus ids).
+  StatusOr<Prompt> MakeEdit(int64_t n) {
+    ASSIGN_OR_RETURN(std::string passage, FitText(Counter(), "", WordsFrom(n), n));
+    // A word of the passage to replace, and its replacement.
+    std::vector<std::string_view> words;
+    for (std::string_view w : StrSplit(passage, ' ')) {
+      if (w.size() >= 4 && std::isalpha(static_cast<unsigned char>(w.back()))) {
+        words.push_back(w);
+      }
+    }
+    const std::string from = words.empty() ? "the" : std::string(words[size_t(
+        Uniform(0, static_cast<int64_t>(words.size()) - 1))]);
+    std::string to = kWords[Uniform(0, kNumWords - 1)];
+    if (to == from) to = "lantern";
+    Prompt p;
+    p.text = "Here is a passage:\n\n" + passage +
+             "\n\nRepeat the passage word for word, but replace every \"" + from +
+             "\" with \"" + to + "\". Write only the new passage.\n\n";
+    ASSIGN_OR_RETURN(p.tokens, Counter()(p.text));
+    return p;
+  }
+
   // `prefix` followed by `extra` more tokens.
   StatusOr<Prompt> Extend(const Prompt& prefix, int64_t extra) {
     Prompt p;
@@ -146,8 +172,8 @@ class PromptMaker {
 }  // namespace
 
 const char* WorkloadName(WorkloadKind k) {
-  static constexpr const char* kNames[] = {"S1", "S2", "S3",
-                                           "S4", "S6", "file"};
+  static constexpr const char* kNames[] = {"S1", "S2", "S3", "S4",
+                                           "S5", "S6", "file"};
   return EnumName<WorkloadKind::kFile>(k, kNames, "?");
 }
 
@@ -162,6 +188,10 @@ WorkloadParams DefaultParams(WorkloadKind kind) {
     case WorkloadKind::kS4:
       p.prompt_tokens = 32;
       p.output_tokens = 32;
+      break;
+    case WorkloadKind::kS5:
+      p.prompt_tokens = 300;
+      p.output_tokens = 320;
       break;
     case WorkloadKind::kS6:
       p.prompt_tokens = 1500;
@@ -298,6 +328,12 @@ StatusOr<WorkloadPlan> BuildWorkload(const WorkloadParams& p,
       }
       break;
     }
+    case WorkloadKind::kS5:
+      for (int64_t i = 0; i < pool; ++i) {
+        RETURN_IF_ERROR(add(&plan.requests, maker.MakeEdit(p.prompt_tokens),
+                            p.output_tokens, ""));
+      }
+      break;
     case WorkloadKind::kS4: {
       std::vector<Prompt> systems;
       for (int64_t i = 0; i < p.system_prompts; ++i) {

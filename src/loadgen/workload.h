@@ -1,4 +1,4 @@
-// The serving workloads of docs/benchmarks (S1-S4, S6) and JSONL prompt files,
+// The serving workloads of docs/benchmarks (S1-S6) and JSONL prompt files,
 // turned into concrete requests whose prompt lengths are exact in the
 // target's own tokens.
 //
@@ -24,8 +24,8 @@
 
 namespace weft::loadgen {
 
-enum class WorkloadKind { kS1, kS2, kS3, kS4, kS6, kFile };
-// "S1".."S4", "S6" or "file".
+enum class WorkloadKind { kS1, kS2, kS3, kS4, kS5, kS6, kFile };
+// "S1".."S6" or "file".
 const char* WorkloadName(WorkloadKind k);
 
 // Every knob of the workloads; DefaultParams() fills in the guide's values.
@@ -33,7 +33,8 @@ struct WorkloadParams {
   WorkloadKind kind = WorkloadKind::kS1;  // which workload
   std::string file;                       // kFile: JSONL prompt file
   uint64_t seed = 0;                      // corpus and sampling seed
-  int64_t prompt_tokens = 256;   // S1 / S6 prompt; S2 background prompt; S4 user turn
+  int64_t prompt_tokens = 256;   // S1 / S6 prompt; S2 background prompt; S4 user
+                                 // turn; S5 the passage to copy
   int64_t output_tokens = 128;   // S1, S6, S2 background, S4 max_tokens
   int64_t prompt_min = 32;       // S3: log-uniform prompt length bounds
   int64_t prompt_max = 1024;
@@ -50,6 +51,8 @@ struct WorkloadParams {
 };
 // The guide's parameters for a workload (S1 256/128, S2 64/512 with
 // 2048-token arrivals, S3 32..1024 / 16..256, S4 4x1024 + 32, output 32,
+// S5 a 300-token passage to copy with one word replaced, output 320 (an
+// edit: the answer mostly copies the prompt; without ignore_eos),
 // S6 1500/256: S1's closed loop over long distinct prompts).
 WorkloadParams DefaultParams(WorkloadKind kind);
 

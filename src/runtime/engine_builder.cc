@@ -179,6 +179,8 @@ server::EngineInfo MakeEngineInfo(const EngineConfig& config,
       s.sched.policy == engine::SchedulingPolicy::kPriority ? "priority" : "fcfs";
   if (s.sched.target_itl_ms > 0) ei.target_itl_ms = s.sched.target_itl_ms;
   if (s.sched.target_itl_ratio > 0) ei.target_itl_ratio = s.sched.target_itl_ratio;
+  ei.spec_method = s.sched.spec_method == engine::SpecMethod::kNgram ? "ngram" : "off";
+  ei.spec_k_max = s.sched.spec_k_max;
   return ei;
 }
 

@@ -53,6 +53,8 @@ struct GenerateRequest {
   int32_t n = 1;                     // sequences to generate, >= 1
   bool echo = false;  // the server prepends prompt text itself; informational
   int32_t priority = 0;  // lower runs earlier (vLLM convention)
+  // Speculative decoding: nullopt = the server's default; false = off.
+  std::optional<bool> speculative;
   // Keep control tokens' text in the output, except those that end
   // generation (tool-call markers such as [TOOL_CALLS] are control tokens).
   bool render_special = false;
@@ -182,6 +184,8 @@ struct EngineInfo {
                                         // = off (fixed token budget)
   std::optional<double> target_itl_ratio;  // the same as a multiple of
                                            // the decodes' own time
+  std::optional<std::string> spec_method;  // "off", "ngram"
+  std::optional<int64_t> spec_k_max;       // draft tokens per sequence
 };
 
 
@@ -203,6 +207,11 @@ struct BackendStats {
   int64_t preemptions = 0;
   int64_t aborts = 0;
   int64_t admission_rejections = 0;
+  // Speculative decoding (engine::SchedulerStats::spec_*).
+  int64_t spec_num_drafts = 0;
+  int64_t spec_num_draft_tokens = 0;
+  int64_t spec_num_accepted_tokens = 0;
+  std::vector<int64_t> spec_accepted_per_pos;  // [k_max]
   // The engine's online model of a pass's time (engine/pass_cost_model.h);
   // unknown for fakes.
   std::optional<engine::PassCostSnapshot> pass_cost;

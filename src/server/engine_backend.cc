@@ -143,6 +143,10 @@ BackendStats EngineBackend::Stats() const {
   s.step_tokens = es.num_scheduled_tokens;
   s.step_token_budget = es.num_budget_tokens;
   s.preemptions = es.num_preemptions;
+  s.spec_num_drafts = es.spec_num_drafts;
+  s.spec_num_draft_tokens = es.spec_num_draft_tokens;
+  s.spec_num_accepted_tokens = es.spec_num_accepted_tokens;
+  s.spec_accepted_per_pos = es.spec_accepted_per_pos;
   s.aborts = aborts_;
   s.admission_rejections = rejections_;
   // Running sequences, as max_in_flight and in_flight_now count them (not
@@ -181,6 +185,7 @@ engine::RequestSpec EngineBackend::MakeSpec(const Call& call,
   spec.id = call.seqs[static_cast<size_t>(index)].engine_id;
   spec.prompt = call.g.prompt_ids;
   spec.priority = call.g.priority;
+  spec.speculative = call.g.speculative;
   spec.stop.max_tokens = call.g.max_tokens;
   spec.stop.stop_token_ids = call.stop_ids;
   spec.sampling = call.sampling;
@@ -365,9 +370,15 @@ void EngineBackend::OnEngineEvent(const std::shared_ptr<Call>& call,
       AddPromptLogprobs(*call, ev, &out);
     }
     if (!seq.done) {
-      for (size_t k = 0; k < ev.new_tokens.size() && !seq.text->stopped();
-           ++k) {
+      size_t k = 0;
+      for (; k < ev.new_tokens.size() && !seq.text->stopped(); ++k) {
         AddToken(*call, seq, ev, k, &out);
+      }
+      if (seq.text->stopped() && k < ev.new_tokens.size()) {
+        // A stop string inside a speculative run: the tokens after it
+        // are not output.
+        seq.tokens = ev.num_output_tokens -
+                     static_cast<int>(ev.new_tokens.size() - k);
       }
       if (seq.text->stopped()) {
         out.finish = FinishReason::kStop;

@@ -244,6 +244,11 @@ void ParseCommon(const json& j, const ParseLimits& limits, FieldReader& f,
   f.Bool("ignore_eos", &r->ignore_eos);
   f.String("user", &r->user);
   f.Int32("priority", -1000000, 1000000, &r->priority);
+  if (f.Get("speculative") != nullptr) {
+    bool speculative = true;
+    f.Bool("speculative", &speculative);
+    r->speculative = speculative;
+  }
   ParseResponseFormat(f, &r->sampling);
   if (!f.ok()) return;
 

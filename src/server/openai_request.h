@@ -56,6 +56,9 @@ struct OpenAiRequest {
   bool chat_logprobs = false;          // chat: `logprobs` flag
   std::string user;                    // opaque
   int32_t priority = 0;                // extension (vLLM)
+  // Extension: false opts out of the server's speculative decoding, true
+  // asks for it (when the server has a proposer); unset = the server's.
+  std::optional<bool> speculative;
 };
 
 ApiResult<OpenAiRequest> ParseCompletionRequest(std::string_view body,

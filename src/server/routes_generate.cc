@@ -269,6 +269,7 @@ void GenerationCall::Submit() {
       g.prompt_logprobs = req_.sampling.logprobs;
     }
     g.priority = req_.priority;
+    g.speculative = req_.speculative;
     std::string backend_id = g.request_id;
     std::shared_ptr<Gate> gate = s_.gate;
     Exchange* ex = ex_.get();  // alive while the call is (call owns ex_)

@@ -188,6 +188,8 @@ void HandleEffectiveConfig(ServerState& s, Exchange& ex) {
       {"scheduling_policy", OrNull(e.scheduling_policy)},
       {"target_itl_ms", OrNull(e.target_itl_ms)},
       {"target_itl_ratio", OrNull(e.target_itl_ratio)},
+      {"spec_method", OrNull(e.spec_method)},
+      {"spec_k_max", OrNull(e.spec_k_max)},
       {"pass_cost_model", PassCostJson(st.pass_cost)}};
   json kv = {{"block_size", OrNull(e.kv_block_size)},
              {"blocks_total", OrNull(st.kv_blocks_total)},

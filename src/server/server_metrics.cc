@@ -168,6 +168,25 @@ std::string ServerMetrics::Render(const BackendStats& s, const EngineInfo& e,
   r.GetCounter("weft_aborts_total", "")->Set(s.aborts);
   r.GetCounter("weft_admission_rejections_total", "")
       ->Set(s.admission_rejections);
+  if (e.spec_method && *e.spec_method != "off") {
+    // vLLM's speculative decoding counters (SpecDecodingProm).
+    r.GetCounter("vllm:spec_decode_num_drafts_total",
+                 "Number of spec decoding drafts.", Model())
+        ->Set(s.spec_num_drafts);
+    r.GetCounter("vllm:spec_decode_num_draft_tokens_total",
+                 "Number of draft tokens.", Model())
+        ->Set(s.spec_num_draft_tokens);
+    r.GetCounter("vllm:spec_decode_num_accepted_tokens_total",
+                 "Number of accepted tokens.", Model())
+        ->Set(s.spec_num_accepted_tokens);
+    for (size_t i = 0; i < s.spec_accepted_per_pos.size(); ++i) {
+      Labels l = Model();
+      l["position"] = std::to_string(i);
+      r.GetCounter("vllm:spec_decode_num_accepted_tokens_per_pos",
+                   "Accepted tokens per draft position.", l)
+          ->Set(static_cast<double>(s.spec_accepted_per_pos[i]));
+    }
+  }
   r.GetGauge("weft_open_connections", "")->Set(open_connections);
   r.GetGauge("weft_kv_blocks_total", "")->Set(s.kv_blocks_total.value_or(0));
   r.GetGauge("weft_kv_blocks_used", "")->Set(s.kv_blocks_used.value_or(0));

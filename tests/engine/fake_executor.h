@@ -21,8 +21,11 @@ namespace weft::engine::testing {
 
 inline constexpr TokenId kFakeStopToken = 2;
 
-// The token the fake samples at `pos` for request `id`.
-inline TokenId FakeToken(RequestId id, int pos) {
+// The token the fake samples at `pos` for request `id`; with period > 0
+// the token at pos repeats every `period` positions (text that n-gram
+// speculation can guess).
+inline TokenId FakeToken(RequestId id, int pos, int period = 0) {
+  if (period > 0) pos %= period;
   uint64_t x = static_cast<uint64_t>(id) * 0x9e3779b97f4a7c15ULL +
                static_cast<uint64_t>(pos) * 0xbf58476d1ce4e5b9ULL;
   x ^= x >> 31;
@@ -35,10 +38,11 @@ inline TokenId FakeToken(RequestId id, int pos) {
 // The output a request must end with, absent aborts and errors.
 inline std::vector<TokenId> ExpectedOutput(RequestId id, int prompt_len,
                                            const StopConditions& stop,
-                                           int max_model_len) {
+                                           int max_model_len, int period = 0) {
   std::vector<TokenId> out;
   for (;;) {
-    TokenId t = FakeToken(id, prompt_len + static_cast<int>(out.size()));
+    TokenId t =
+        FakeToken(id, prompt_len + static_cast<int>(out.size()), period);
     out.push_back(t);
     const int n = static_cast<int>(out.size());
     bool is_stop = false;
@@ -72,6 +76,7 @@ class FakeExecutor : public Executor {
   double b = 0.01;  // cost per token
   double c = 0;     // cost per 1,000 attention (query, key) pairs
   double d = 0;     // cost per sequence that samples
+  int period = 0;   // FakeToken's period
   double time = 0;  // simulated clock
   double last_ms = 0;  // the last pass's simulated time
   std::string error;  // first inconsistency found, if any
@@ -81,7 +86,7 @@ class FakeExecutor : public Executor {
     for (const ScheduledSeq& s : plan.seqs) {
       const double n = s.num_new_tokens;
       last_ms += c * (n * s.start_pos + n * (n + 1) / 2) / 1000.0 +
-                 (s.needs_logits ? d : 0.0);
+                 (s.needs_logits ? d * (1 + s.num_draft_tokens) : 0.0);
     }
     time += last_ms;
     prompt_logprobs_.clear();
@@ -127,12 +132,19 @@ class FakeExecutor : public Executor {
         prompt_logprobs_.push_back(std::move(p));
       }
       if (s.needs_logits) {
-        const int pos = s.start_pos + s.num_new_tokens;
-        SampledToken t;
-        t.id = s.id;
-        t.token = FakeToken(s.id, pos);
-        t.logprob = -0.5f;
-        out.push_back(std::move(t));
+        // Speculation: the guesses the fake agrees with, then its own token.
+        const int first = s.num_new_tokens - s.num_draft_tokens;
+        for (int i = 0; i <= s.num_draft_tokens; ++i) {
+          SampledToken t;
+          t.id = s.id;
+          t.token = FakeToken(s.id, s.start_pos + first + i, period);
+          t.logprob = -0.5f;
+          out.push_back(t);
+          if (i == s.num_draft_tokens ||
+              t.token != s.tokens[static_cast<size_t>(first + i)]) {
+            break;
+          }
+        }
       }
     }
     return out;
@@ -171,7 +183,8 @@ class FakeExecutor : public Executor {
         Fail(StrFormat("req %lld pos %d: slot not in table", (long long)s.id,
                        p));
       }
-      if (s.tokens[static_cast<size_t>(i)] != lookup_(s.id, p)) {
+      const bool draft = i >= s.num_new_tokens - s.num_draft_tokens;
+      if (!draft && s.tokens[static_cast<size_t>(i)] != lookup_(s.id, p)) {
         Fail(StrFormat("req %lld pos %d: wrong input token", (long long)s.id,
                        p));
       }

@@ -20,7 +20,8 @@ using testing::Sim;
 struct Coverage {
   int64_t preemptions = 0, prefix_hit_tokens = 0, evictions = 0, errors = 0,
           aborts = 0, rejected = 0, windowed = 0, finished = 0, local = 0,
-          local_hit_tokens = 0, local_evictions = 0;
+          local_hit_tokens = 0, local_evictions = 0, spec_accepted = 0,
+          spec_rejected = 0;
 };
 
 void RunSeed(unsigned seed, Coverage* cov) {
@@ -45,7 +46,16 @@ void RunSeed(unsigned seed, Coverage* cov) {
     k.local_window = pick(2, 20);
     k.local_num_blocks = pick(2, 40);
   }
+  // Speculation (a third of the seeds), on periodic fake text that the
+  // n-gram proposer guesses (or on random text, where it mostly misses).
+  const bool spec = pick(0, 2) == 0;
+  if (spec) {
+    c.spec_method = SpecMethod::kNgram;
+    c.spec_k_max = pick(1, 6);
+    c.spec_adaptive = false;
+  }
   Sim sim(c, k);
+  if (spec) sim.exec().period = pick(0, 3) == 0 ? 0 : pick(2, 9);
 
   const int num_requests = pick(1, 12);
   RequestId next = 0;
@@ -87,6 +97,8 @@ void RunSeed(unsigned seed, Coverage* cov) {
   cov->prefix_hit_tokens += kst.prefix_hit_tokens;
   cov->evictions += kst.evictions;
   cov->windowed += k.sliding_window > 0 ? 1 : 0;
+  cov->spec_accepted += st.spec_num_accepted_tokens;
+  cov->spec_rejected += st.spec_num_draft_tokens - st.spec_num_accepted_tokens;
   if (k.local_num_blocks > 0) {
     ++cov->local;
     cov->local_hit_tokens += kst.prefix_hit_tokens;
@@ -111,13 +123,14 @@ TEST(SchedulerRandomTest, ThousandsOfSeedsLeakNothing) {
   std::printf("finished %lld, preemptions %lld, prefix hit tokens %lld, "
               "evictions %lld, errors %lld, aborts %lld, rejected %lld, "
               "windowed seeds %lld, local-group seeds %lld (hit tokens %lld, "
-              "local evictions %lld)\n",
+              "local evictions %lld), drafts accepted %lld rejected %lld\n",
               (long long)cov.finished, (long long)cov.preemptions,
               (long long)cov.prefix_hit_tokens, (long long)cov.evictions,
               (long long)cov.errors, (long long)cov.aborts,
               (long long)cov.rejected, (long long)cov.windowed,
               (long long)cov.local, (long long)cov.local_hit_tokens,
-              (long long)cov.local_evictions);
+              (long long)cov.local_evictions, (long long)cov.spec_accepted,
+              (long long)cov.spec_rejected);
   EXPECT_GT(cov.preemptions, 0);
   EXPECT_GT(cov.prefix_hit_tokens, 0);
   EXPECT_GT(cov.evictions, 0);
@@ -127,6 +140,8 @@ TEST(SchedulerRandomTest, ThousandsOfSeedsLeakNothing) {
   EXPECT_GT(cov.local, 0);
   EXPECT_GT(cov.local_hit_tokens, 0);
   EXPECT_GT(cov.local_evictions, 0);
+  EXPECT_GT(cov.spec_accepted, 0);
+  EXPECT_GT(cov.spec_rejected, 0);
 }
 
 }  // namespace

@@ -8,16 +8,11 @@ namespace weft::engine {
 namespace {
 
 using testing::ExpectedOutput;
+using testing::Kv;
+using testing::MaxTokens;
 using testing::Prompt;
 using testing::Sim;
 
-kv::KvCacheConfig Kv(int blocks, int bs = 16, int window = 0) {
-  kv::KvCacheConfig c;
-  c.num_blocks = blocks;
-  c.block_size = bs;
-  c.sliding_window = window;
-  return c;
-}
 
 // idle_prefill_tokens 0: passes without decodes keep to `budget` and
 // `chunk` too, unless a test turns the idle budget on.
@@ -32,12 +27,6 @@ SchedulerConfig Cfg(int budget, int seqs, int chunk, bool prefix = true,
   return c;
 }
 
-StopConditions MaxTokens(int n, std::vector<TokenId> stops = {}) {
-  StopConditions s;
-  s.max_tokens = n;
-  s.stop_token_ids = std::move(stops);
-  return s;
-}
 
 // A request that reports its prompt's logprobs with `top` alternatives.
 RequestSpec ScoringSpec(RequestId id, std::vector<TokenId> prompt,

@@ -15,6 +15,23 @@
 
 namespace weft::engine::testing {
 
+// A KV config of `blocks` blocks of `bs` tokens (window > 0: every layer
+// windowed).
+inline kv::KvCacheConfig Kv(int blocks, int bs = 16, int window = 0) {
+  kv::KvCacheConfig c;
+  c.num_blocks = blocks;
+  c.block_size = bs;
+  c.sliding_window = window;
+  return c;
+}
+
+inline StopConditions MaxTokens(int n, std::vector<TokenId> stops = {}) {
+  StopConditions s;
+  s.max_tokens = n;
+  s.stop_token_ids = std::move(stops);
+  return s;
+}
+
 class Sim {
  public:
   Sim(const SchedulerConfig& config, const kv::KvCacheConfig& kv_config)
@@ -115,7 +132,7 @@ class Sim {
       const FinishReason why = reasons_[id];
       std::vector<TokenId> want = ExpectedOutput(
           id, static_cast<int>(prompt.size()), stops_[id],
-          config_.max_model_len);
+          config_.max_model_len, exec_.period);
       const std::vector<TokenId>& got = outputs_[id];
       if (why == FinishReason::kStop || why == FinishReason::kLength) {
         EXPECT_EQ(got, want) << "request " << id;
@@ -184,7 +201,12 @@ class Sim {
     for (const ScheduledSeq& s : plan.seqs) {
       EXPECT_TRUE(ids.insert(s.id).second) << "twice in a plan: " << s.id;
       EXPECT_GE(s.num_new_tokens, 1);
-      EXPECT_LE(s.num_new_tokens, std::max(cap, 1));
+      EXPECT_LE(s.num_new_tokens - s.num_draft_tokens, std::max(cap, 1));
+      EXPECT_LE(s.num_draft_tokens, config_.spec_k_max);
+      if (s.num_draft_tokens > 0) {
+        EXPECT_TRUE(s.needs_logits);
+        EXPECT_EQ(s.num_new_tokens, 1 + s.num_draft_tokens);
+      }
       EXPECT_EQ(static_cast<int>(s.tokens.size()), s.num_new_tokens);
       EXPECT_EQ(static_cast<int>(s.slots.size()), s.num_new_tokens);
       sum += s.num_new_tokens;

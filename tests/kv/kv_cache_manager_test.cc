@@ -100,6 +100,45 @@ TEST(KvCacheManagerTest, PartialComputeCommitsOnlyComputedFullBlocks) {
   EXPECT_EQ(m.FindCachedPrefix(Tokens(0, 20)).num_tokens, 8);
 }
 
+// Rejected speculative tokens: Truncate frees the blocks past the new end
+// in both groups, the next allocation reuses the kept block's slots, and
+// only verified (committed) blocks ever reach the prefix cache.
+TEST(KvCacheManagerTest, TruncateFreesTheTailAndCachesOnlyVerifiedBlocks) {
+  for (int local : {0, 16}) {
+    SCOPED_TRACE(local);
+    KvCacheManager m = Make(16, 4, 0, local, local > 0 ? 8 : 0);
+    const int idle = m.pool().num_available();
+    std::vector<TokenId> toks = Tokens(0, 20);
+    ASSERT_TRUE(m.AllocateSlots(1, 5).has_value());
+    m.CommitComputed(1, toks, 5);
+    // 1 verified + 6 drafted tokens: positions 5..11 (blocks 1 and 2).
+    auto a = m.AllocateSlots(1, 7);
+    ASSERT_TRUE(a.has_value());
+    EXPECT_EQ(m.Table(1)->blocks.size(), 3u);
+    m.Truncate(1, 7);  // one draft accepted: positions 0..6 verified
+    EXPECT_EQ(m.Table(1)->num_tokens, 7);
+    ASSERT_EQ(m.Table(1)->blocks.size(), 2u);
+    if (local > 0) {
+      EXPECT_EQ(m.Table(1, kLocalGroup)->blocks.size(), 2u);
+      EXPECT_EQ(m.pool(kLocalGroup).num_available(), local - 2);
+    }
+    EXPECT_EQ(m.pool().num_available(), idle - 2);
+    m.CommitComputed(1, toks, 7);
+    // Block 1 holds positions 4..7; 7 is unverified: not cached yet.
+    EXPECT_EQ(m.FindCachedPrefix(Tokens(0, 20)).num_tokens, 4);
+    auto b = m.AllocateSlots(1, 1);
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->start_pos, 7);
+    EXPECT_EQ(b->slots[0], int64_t{m.Table(1)->blocks[1]} * 4 + 3);
+    m.CommitComputed(1, toks, 8);
+    EXPECT_EQ(m.FindCachedPrefix(Tokens(0, 20)).num_tokens, 8);
+    EXPECT_TRUE(m.CheckInvariants().ok());
+    m.Free(1);
+    EXPECT_EQ(m.pool().num_available(), idle);
+    m.Truncate(1, 0);  // unknown sequence: no-op
+  }
+}
+
 // A block after one that could not be cached (its index taken by other
 // contents) is not cached either: were it registered under the contents'
 // neighbour, a request with that neighbour's prefix would reuse KV computed

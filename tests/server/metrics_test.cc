@@ -127,6 +127,31 @@ TEST(MetricsTest, ServerMetricsHaveVllmNames) {
             std::string::npos);
 }
 
+// Speculative decoding's counters with vLLM's names, only when it is on.
+TEST(MetricsTest, SpecDecodeCountersWhenSpeculationIsOn) {
+  ServerMetrics m("my-model");
+  BackendStats s;
+  s.spec_num_drafts = 4;
+  s.spec_num_draft_tokens = 12;
+  s.spec_num_accepted_tokens = 7;
+  s.spec_accepted_per_pos = {4, 2, 1};
+  EXPECT_EQ(m.Render(s, EngineInfo{}, 0).find("spec_decode"),
+            std::string::npos);
+  EngineInfo e;
+  e.spec_method = "ngram";
+  const std::string text = m.Render(s, e, 0);
+  ExpectValidExposition(text);
+  for (const char* line : {
+           "vllm:spec_decode_num_drafts_total{model_name=\"my-model\"} 4",
+           "vllm:spec_decode_num_draft_tokens_total{model_name=\"my-model\"} 12",
+           "vllm:spec_decode_num_accepted_tokens_total{model_name=\"my-model\"} 7",
+           "vllm:spec_decode_num_accepted_tokens_per_pos{model_name=\"my-model\","
+           "position=\"1\"} 2",
+       }) {
+    EXPECT_NE(text.find(std::string(line) + "\n"), std::string::npos) << line;
+  }
+}
+
 // The series an inference gateway's endpoint picker reads besides the
 // queue and KV gauges, with vLLM's names, labels and values.
 TEST(MetricsTest, GatewayInfoSeriesFollowVllm) {

@@ -49,6 +49,20 @@ TEST(OpenAiRequestTest, CompletionAllFields) {
   EXPECT_EQ(q.stop_token_ids, std::vector<int32_t>{9});
 }
 
+// The speculative-decoding opt-out (an extension): unset, false, true.
+TEST(OpenAiRequestTest, SpeculativeField) {
+  auto unset = ParseCompletionRequest(R"({"prompt": "p"})", Limits());
+  auto off = ParseCompletionRequest(R"({"prompt": "p", "speculative": false})",
+                                    Limits());
+  auto on = ParseChatRequest(
+      R"({"messages": [{"role": "user", "content": "u"}], "speculative": true})",
+      Limits());
+  ASSERT_TRUE(unset.ok() && off.ok() && on.ok());
+  EXPECT_FALSE(unset.value().speculative.has_value());
+  EXPECT_EQ(off.value().speculative, std::optional<bool>(false));
+  EXPECT_EQ(on.value().speculative, std::optional<bool>(true));
+}
+
 TEST(OpenAiRequestTest, JsonObjectResponseFormatAsksForJsonMode) {
   for (const char* body :
        {R"({"prompt": "p", "response_format": {"type": "json_object"}})",
@@ -147,6 +161,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{false, R"({"prompt": [-1]})", "prompt"},
         BadCase{false, R"({"prompt": [[]]})", "prompt"},
         BadCase{false, R"({"prompt": "p", "model": 3})", "model"},
+        BadCase{false, R"({"prompt": "p", "speculative": "no"})",
+                "speculative"},
         BadCase{false, R"({"prompt": "p", "max_tokens": 0})", "max_tokens"},
         BadCase{false, R"({"prompt": "p", "max_tokens": "9"})", "max_tokens"},
         BadCase{false, R"({"prompt": "p", "max_tokens": 1.5})", "max_tokens"},

@@ -199,7 +199,7 @@ TEST_F(ServerTest, SamplingFieldsReachBackend) {
       "top_p": 0.5, "min_p": 0.1, "seed": 9, "presence_penalty": 1,
       "frequency_penalty": 0.5, "repetition_penalty": 1.2,
       "logit_bias": {"42": 5}, "ignore_eos": true, "stop": "zz",
-      "stop_token_ids": [7], "priority": 2})");
+      "stop_token_ids": [7], "priority": 2, "speculative": false})");
   ASSERT_EQ(r.status, 200) << r.body;
   auto sub = backend_->submitted();
   ASSERT_EQ(sub.size(), 1u);
@@ -214,6 +214,7 @@ TEST_F(ServerTest, SamplingFieldsReachBackend) {
   EXPECT_EQ(g.stop, std::vector<std::string>{"zz"});
   EXPECT_EQ(g.stop_token_ids, std::vector<int32_t>{7});
   EXPECT_EQ(g.priority, 2);
+  EXPECT_EQ(g.speculative, std::optional<bool>(false));
   // Chat prompt = the template's text, tokenized without added specials,
   // after the model's BOS (id 1 here), which this template does not write.
   std::string templ = "<|system|>s\n<|user|>u\n<|assistant|>";

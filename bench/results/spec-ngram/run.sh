@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Speculation on vs off, side by side on one server (`weft serve --spec
+# ngram`): the requests' "speculative" field switches it, alternating
+# off, on, off, on ... per repetition, so both see the same process, cache
+# and machine load. Usage: run.sh WORKLOAD CONCURRENCY REQUESTS REPS [ARGS]
+# (ARGS go to weft bench serve, e.g. --chat). Writes OUT/WORKLOAD-cC-MODE-R.json.
+set -euo pipefail
+w=$1 c=$2 n=$3 reps=$4
+shift 4
+weft=${WEFT:-build/release/weft}
+out=${OUT:-/tmp/spec-ngram}
+port=${PORT:-18433}
+mkdir -p "$out"
+"$weft" serve --spec ngram --port "$port" --max-queue 0 > "$out/server.log" 2>&1 &
+server=$!
+trap 'kill $server' EXIT
+for _ in $(seq 60); do curl -sf "localhost:$port/health" > /dev/null && break; sleep 1; done
+for r in $(seq "$reps"); do
+  for mode in off on; do
+    "$weft" bench serve --url "http://127.0.0.1:$port" --workload "$w" \
+      --concurrency "$c" --num-requests "$n" --speculative "$mode" --seed "$r" \
+      --progress=false --out "$out/$w-c$c-$mode-$r.json" "$@" > /dev/null
+    echo "$w c=$c $mode rep $r: load $(cut -d' ' -f1-3 /proc/loadavg)"
+  done
+done
