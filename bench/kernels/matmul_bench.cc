@@ -37,6 +37,7 @@
 #include "kernels/matmul.h"
 #include "kernels/packed_x8.h"
 #include "kernels/thread_pool.h"
+#include "tensor/blocks.h"
 #include "tensor/quant.h"
 #include "tensor/types.h"
 
@@ -66,15 +67,20 @@ ThreadPool& Pool() {
 
 constexpr GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,  GgmlType::kBF16,
                                GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
-                               GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K};
+                               GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                               GgmlType::kQ3_K, GgmlType::kIQ4_XS};
 struct Shape {
   const char* name;
   int64_t k, n;
 };
 // gemma_out: Gemma 3's tied Q8_0 output matrix (262144 x 640, 170 MiB in
 // Q8_0), the largest product of a decode step (filter on /5/2/ for Q8_0).
-constexpr Shape kShapes[] = {
-    {"gemma270m", 640, 2048}, {"llama1b", 2048, 5632}, {"gemma_out", 640, 262144}};
+// m138_up: the FFN up projection of bench/results/formats-spr.md's 138M
+// model (every K a multiple of 256, so the K-quants run on it).
+constexpr Shape kShapes[] = {{"gemma270m", 640, 2048},
+                             {"llama1b", 2048, 5632},
+                             {"gemma_out", 640, 262144},
+                             {"m138_up", 768, 2560}};
 
 // Weight copies for one (type, shape), built once.
 struct Weights {
@@ -175,8 +181,10 @@ void MatMulBenchArgs(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_MatMul)->Apply(MatMulBenchArgs)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // The x8 pair tiles (MatMulKernel::pair_tile: two groups a call, the
-// AVX-512 table's Q4_0, Q5_0, Q8_0) on and off at every M they could take
-// (1 to the tile's columns), side by side in one process: with
+// AVX-512 table's Q4_0, Q5_0, Q8_0 and K-quants) on and off, side by side
+// in one process: Q4_0 / Q5_0 / Q8_0 at M = 1 to the tile's columns, the
+// K-quants and IQ4_XS (which take pairs from M = 16) on the shapes their
+// blocks divide at M = 1 .. 64; with
 // --benchmark_enable_random_interleaving=true --benchmark_repetitions=N the
 // two alternate, which a machine whose bandwidth drifts needs.
 // Args: type (kTypes index), shape, M, pair (1: at every M, 0: never).
@@ -197,8 +205,22 @@ void BM_MatMulPairs(benchmark::State& state) {
   TimeMatMul(state, table, type, kShapes[state.range(1)], state.range(2), true,
              pair ? " x8 pairs" : " x8 tiles");
 }
+void MatMulPairsArgs(benchmark::internal::Benchmark* b) {
+  for (int t = 0; t < static_cast<int>(std::size(kTypes)); ++t) {
+    const bool kquant = TypeTraits(kTypes[t]).block_size == kQK_K;
+    if (!kquant && t != 3 && t != 4 && t != 5) continue;  // Q4_0, Q5_0, Q8_0
+    for (int s = 0; s < static_cast<int>(std::size(kShapes)); ++s) {
+      if (kShapes[s].k % TypeTraits(kTypes[t]).block_size != 0) continue;
+      if (!kquant && s == 3) continue;  // their shapes as before
+      for (int m : {1, 2, 3, 4, 8, 16, 64}) {
+        if (!kquant && m > 4) continue;
+        for (int pair : {0, 1}) b->Args({t, s, m, pair});
+      }
+    }
+  }
+}
 BENCHMARK(BM_MatMulPairs)
-    ->ArgsProduct({{3, 4, 5}, {0, 1, 2}, {1, 2, 3, 4}, {0, 1}})
+    ->Apply(MatMulPairsArgs)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 

@@ -32,6 +32,9 @@ void FillPanels(KernelTable* t);
 // avx512_pair_tiles.cc: the pair tiles of the x8 Q4_0/Q5_0/Q8_0 entries (called
 // by Fill, after it set them).
 void FillPairTiles(KernelTable* t);
+// avx512_pair_kquants.cc: the pair tiles of the x8 Q4_K, Q5_K, Q6_K, Q3_K
+// and IQ4_XS entries (called by Fill, after it set them).
+void FillKQuantPairTiles(KernelTable* t);
 
 }  // namespace avx512
 }  // namespace weft::kernels

@@ -252,6 +252,7 @@ void Fill(KernelTable* t, bool bf16) {
   set_x8(WeightFormat::kIQ4_XS, ActFormat::kQ8K, q4k.quantize, x8_vnni::kTileIQ4XS);
   FillPanels(t);  // avx512_panels.cc, over the x8 entries above
   FillPairTiles(t);    // avx512_pair_tiles.cc, likewise
+  FillKQuantPairTiles(t);  // avx512_pair_kquants.cc, likewise
   FillAttention(t);    // avx512_attention.cc
   t->read_bytes = ReadBytes;
   // vpdpbusd and zmm FMAs outrun the AVX2 sequences: no ceiling to report.

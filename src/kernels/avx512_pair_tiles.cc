@@ -29,6 +29,7 @@
 
 #include "kernels/avx2_internal.h"
 #include "kernels/avx2_x8_common.h"
+#include "kernels/avx512_pair_common.h"
 #include "kernels/kernel_table.h"
 #include "kernels/packed_x8.h"
 #include "kernels/x8_internal.h"
@@ -41,30 +42,6 @@
 
 namespace weft::kernels::avx512 {
 namespace {
-
-// 32 bytes at a in the low half, 32 bytes at b in the high half.
-static inline __m512i Join256(const uint8_t* a, const uint8_t* b) {
-  return _mm512_inserti64x4(
-      _mm512_castsi256_si512(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))),
-      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), 1);
-}
-
-// The 8 fp16 scales at a (group 0) and at b (group 1) as 16 floats.
-static inline __m512 JoinScales(const uint8_t* a, const uint8_t* b) {
-  const __m256i h = _mm256_inserti128_si256(
-      _mm256_castsi128_si256(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(a))),
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(b)), 1);
-  return _mm512_cvtph_ps(h);
-}
-
-// 4 bytes at p in every int32 lane.
-static inline __m512i Bcast4Z(const void* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
-}
 
 // Vector J of both groups' blocks (avx2::Nibbles on zmm): lo = elements
 // 4J..4J+3 of each row, hi = 16+4J..16+4J+3.
@@ -86,9 +63,6 @@ static inline void PairNibbles(const uint8_t* a, const uint8_t* b, __m512i* lo,
   }
 }
 
-// Software prefetch distance along each of the two groups, in bytes (as
-// the x8 tile's, x8_vnni::kTileAhead).
-constexpr size_t kPairAhead = x8_vnni::kTileAhead;
 // The smallest M that takes the pair tiles. At M = 1 and 2 a product
 // streams its weights from memory near the bandwidth, and two streams per
 // thread (one per group) kept the caches fed worse than the x8 tile's one;
@@ -111,19 +85,11 @@ static void PairTile(int64_t k, const uint8_t* g0, const uint8_t* g1, int nr,
   for (int c = 0; c < RC; ++c) x[c] = Q8x32RowAt(xq, xq_stride, c, k);
   __m512 acc[RC], corr[RC];
   for (int c = 0; c < RC; ++c) acc[c] = corr[c] = _mm512_setzero_ps();
-  // Software prefetch kPairAhead bytes ahead along both groups; past a
-  // group's end, into the next pair's (which starts 2 groups on: the
-  // narrow tiles' stream runs into the next group, one group on, which
-  // here is already being read).
   const size_t group_bytes = static_cast<size_t>(nb) * kGB;
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* a = g0 + b * kGB;
     const uint8_t* e = g1 + b * kGB;
-    const size_t skip = static_cast<size_t>(b) * kGB + kPairAhead >= group_bytes
-                            ? group_bytes
-                            : 0;
-    avx2::PrefetchAhead<kGB, kPairAhead>(a, skip);
-    avx2::PrefetchAhead<kGB, kPairAhead>(e, skip);
+    PairPrefetch<kGB>(a, e, static_cast<size_t>(b) * kGB, group_bytes);
     const __m512 dw = JoinScales(a, e);
     // s[c][0] / s[c][1]: the sums over the even / odd code vectors.
     __m512i s[RC][2];
@@ -164,10 +130,9 @@ static void PairTile(int64_t k, const uint8_t* g0, const uint8_t* g1, int nr,
       corr[c] = _mm512_fmadd_ps(dw, _mm512_set1_ps(x[c].ds[b]), corr[c]);
     }
   }
-  const __mmask16 keep = static_cast<__mmask16>((1u << nr) - 1);
   for (int c = 0; c < RC; ++c) {
-    const __m512 v = _mm512_fnmadd_ps(_mm512_set1_ps(kOffset), corr[c], acc[c]);
-    _mm512_mask_storeu_ps(y + c * y_stride, keep, v);
+    StorePairRows(_mm512_fnmadd_ps(_mm512_set1_ps(kOffset), corr[c], acc[c]), nr,
+                  y + c * y_stride);
   }
 }
 

@@ -1,5 +1,5 @@
-// src/kernels/avx512_kernels.cc, avx512_panels.cc, avx512_pair_tiles.cc and
-// avx512_attention.cc
+// src/kernels/avx512_kernels.cc, avx512_panels.cc, avx512_pair_tiles.cc,
+// avx512_pair_kquants.cc and avx512_attention.cc
 // compiled for AVX2 CPUs (-mavx2 -mfma -mf16c,
 // tests/kernels/CMakeLists.txt): SIMDe's native aliases turn each AVX-512
 // intrinsic into its portable implementation, and the ones SIMDe 0.7 lacks
@@ -78,6 +78,15 @@ static inline simde__m512 CvtEpi32Ps(simde__m512i a) {
   float r[16];
   for (int i = 0; i < 16; ++i) r[i] = static_cast<float>(v[i]);
   return Bits<simde__m512>(r);
+}
+
+// vpsrad: each int32 lane shifted right by imm, the sign bit shifted in
+// (imm > 31: all sign bits).
+static inline simde__m512i SraiEpi32(simde__m512i a, unsigned imm) {
+  int32_t v[16];
+  std::memcpy(v, &a, sizeof v);
+  for (int32_t& x : v) x = x >> (imm > 31 ? 31 : imm);
+  return Bits<simde__m512i>(v);
 }
 
 static inline simde__m512i CvtEpu16Epi32(simde__m256i a) {
@@ -179,6 +188,7 @@ static inline simde__m512 Dpbf16Ps(simde__m512 src, simde__m512bh a,
 #define _mm512_mask_storeu_ps(p, m, v) \
   ::weft::kernels::emulated::MaskStoreu<float, 16>(p, m, v)
 #define _mm512_cvtepi32_ps(a) ::weft::kernels::emulated::CvtEpi32Ps(a)
+#define _mm512_srai_epi32(a, imm) ::weft::kernels::emulated::SraiEpi32(a, imm)
 #define _mm512_cvtepu16_epi32(a) ::weft::kernels::emulated::CvtEpu16Epi32(a)
 #define _mm512_cvtph_ps(a) ::weft::kernels::emulated::CvtphPs(a)
 #define _mm512_shuffle_f32x4(a, b, imm) ::weft::kernels::emulated::ShuffleF32x4(a, b, imm)
@@ -192,4 +202,5 @@ static inline simde__m512 Dpbf16Ps(simde__m512 src, simde__m512bh a,
 #include "kernels/avx512_kernels.cc"  // NOLINT(build/include)
 #include "kernels/avx512_panels.cc"  // NOLINT(build/include)
 #include "kernels/avx512_pair_tiles.cc"  // NOLINT(build/include)
+#include "kernels/avx512_pair_kquants.cc"  // NOLINT(build/include)
 #include "kernels/avx512_attention.cc"  // NOLINT(build/include)

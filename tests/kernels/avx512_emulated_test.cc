@@ -132,11 +132,12 @@ TEST(Avx512EmulatedTest, VnniTilesGiveTheAvx2Bits) {
   }
 }
 
-// The pair tiles (two x8 groups a call, avx512_pair_tiles.cc) give the x8
-// tiles' bits, on every row count a pair can hold (N = 9 .. 16 past whole
-// pairs), and write no output past their rows (the rows after them belong
-// to the next call, or lie past y). The emulated table here, the native one
-// too on a CPU with AVX-512.
+// The pair tiles (two x8 groups a call, avx512_pair_tiles.cc and, for the
+// K-quants and IQ4_XS, avx512_pair_kquants.cc) give the x8 tiles' bits, on
+// every row count a pair can hold (N = 9 .. 16 past whole pairs), and write
+// no output past their rows (the rows after them belong to the next call,
+// or lie past y). The emulated table here, the native one too on a CPU with
+// AVX-512.
 TEST(Avx512EmulatedTest, PairTilesGiveTheX8TileBits) {
   if (!IsaSupported(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
   std::vector<const KernelTable*> tables = {&EmulatedAvx512Table()};
@@ -151,9 +152,14 @@ TEST(Avx512EmulatedTest, PairTilesGiveTheX8TileBits) {
       paired.matmul_x8[f].pair_min_m = 1;
       unpaired.matmul_x8[f].pair_tile = nullptr;
     }
-    EXPECT_GE(n_pairs, 3) << table->name;
-    for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0}) {
-      for (int64_t k : {32, 608, 2144}) {
+    EXPECT_EQ(n_pairs, 8) << table->name;
+    for (GgmlType type :
+         {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K,
+          GgmlType::kQ6_K, GgmlType::kQ3_K, GgmlType::kIQ4_XS}) {
+      const std::vector<int64_t> ks = TypeTraits(type).block_size == 256
+                                          ? std::vector<int64_t>{256, 2304}
+                                          : std::vector<int64_t>{32, 608, 2144};
+      for (int64_t k : ks) {
         for (int64_t m : {1, 2, 3, 4}) {
           for (int64_t n : {9, 13, 16, 32, 41, 48 + 15}) {
             Problem p = MakeProblem(type, m, n, k, seed++);
