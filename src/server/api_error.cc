@@ -12,6 +12,22 @@ std::string ApiError::ToJson() const {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string ApiError::ToAnthropicJson() const {
+  const char* t = "invalid_request_error";
+  switch (http_status) {
+    case 401: t = "authentication_error"; break;
+    case 403: t = "permission_error"; break;
+    case 404: t = "not_found_error"; break;
+    case 413: t = "request_too_large"; break;
+    case 429: t = "rate_limit_error"; break;
+    case 503: t = "overloaded_error"; break;
+    case 504: t = "timeout_error"; break;
+    default: if (http_status >= 500) t = "api_error";
+  }
+  nlohmann::json j = {{"type", "error"}, {"error", {{"type", t}, {"message", message}}}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 namespace {
 ApiError Make(int status, std::string message, std::string type,
               std::optional<std::string> param = {},
@@ -74,6 +90,10 @@ ApiError FromStatus(const Status& s, std::optional<std::string> param) {
     default:
       return InternalServerError(s.message());
   }
+}
+
+ApiError GatewayTimeout(std::string message) {
+  return Make(504, std::move(message), "timeout_error");
 }
 
 }  // namespace weft::server

@@ -22,6 +22,11 @@ struct ApiError {
 
   // {"error": {...}} as JSON text.
   std::string ToJson() const;
+  // Anthropic's shape: {"type": "error", "error": {"type", "message"}},
+  // the type chosen by the HTTP status (invalid_request_error,
+  // authentication_error, not_found_error, request_too_large,
+  // rate_limit_error, api_error, overloaded_error, timeout_error).
+  std::string ToAnthropicJson() const;
 };
 
 ApiError BadRequest(std::string message, std::optional<std::string> param = {},
@@ -33,6 +38,7 @@ ApiError PayloadTooLarge(std::string message);
 ApiError TooManyRequests(std::string message);
 ApiError Unavailable(std::string message);
 ApiError InternalServerError(std::string message);
+ApiError GatewayTimeout(std::string message);  // 504, "timeout_error"
 // Maps a backend Status: InvalidArgument/OutOfRange -> 400,
 // ResourceExhausted -> 429, Unavailable/FailedPrecondition -> 503,
 // NotFound -> 404, others -> 500.

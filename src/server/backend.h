@@ -106,6 +106,8 @@ struct GenerateEvent {
   std::vector<PositionLogprobs> prompt_logprobs;
   std::optional<FinishReason> finish;      // set on a sequence's last event
   std::string error_message;          // when finish == kError
+  // When finish == kStop because a stop string matched: that string.
+  std::string stop_string;
   bool last = false;                  // the request's final event
   std::optional<Usage> usage;         // set when last
 };

@@ -3,8 +3,29 @@
 #include <utility>
 
 #include "server/tool_request.h"
+#include "util/strings.h"
 
 namespace weft::server {
+
+ApiError PromptTooLong(int64_t ctx, int64_t tokens, bool at_least,
+                       const char* param) {
+  return BadRequest(
+      StrFormat("This model's maximum context length is %lld "
+                "tokens. However, your prompt has %s%lld tokens.",
+                (long long)ctx, at_least ? "at least " : "", (long long)tokens),
+      param, "context_length_exceeded");
+}
+
+std::optional<ApiError> CheckPromptBytes(const ModelInfo& info, size_t bytes,
+                                         const char* param) {
+  const int64_t ctx = info.context_length.value_or(0);
+  const int64_t per_token = info.max_token_bytes.value_or(0);
+  if (ctx <= 0 || per_token <= 0) return std::nullopt;
+  const int64_t at_least =
+      (static_cast<int64_t>(bytes) + per_token - 1) / per_token;
+  if (at_least < ctx) return std::nullopt;
+  return PromptTooLong(ctx, at_least, /*at_least=*/true, param);
+}
 
 void PrepareChatMessages(const ChatFormat& f, OpenAiRequest* req) {
   ChatTemplateRequest& c = req->chat_request;

@@ -47,6 +47,14 @@ ApiResult<ChatOutputPlan> PlanChatOutput(const ChatFormat& f, std::string_view p
 ApiResult<std::string> RenderChatPrompt(Backend& b, const ModelInfo& info, OpenAiRequest* req,
                                         ChatOutputPlan* plan);
 
+// The 400 for a prompt of `tokens` tokens (`at_least`: a lower bound) that
+// does not fit a context of `ctx`, in OpenAI's words.
+ApiError PromptTooLong(int64_t ctx, int64_t tokens, bool at_least, const char* param);
+// A prompt of `bytes` text bytes has at least bytes / max_token_bytes
+// tokens: one that cannot fit the context is refused before the tokenizer
+// spends seconds on it.
+std::optional<ApiError> CheckPromptBytes(const ModelInfo& info, size_t bytes, const char* param);
+
 // One choice's parsed output.
 class ChatOutput {
  public:

@@ -382,12 +382,14 @@ void EngineBackend::OnEngineEvent(const std::shared_ptr<Call>& call,
       }
       if (seq.text->stopped()) {
         out.finish = FinishReason::kStop;
+        out.stop_string = seq.text->matched();
         seq.done = true;
         stop_engine = !ev.finished;
       } else if (ev.finished) {
         out.text += seq.text->Finish();
         out.finish = seq.text->stopped() ? FinishReason::kStop
                                          : MapReason(ev.reason);
+        out.stop_string = seq.text->matched();
         if (*out.finish == FinishReason::kError) {
           out.error_message = ev.error.empty() ? "generation failed" : ev.error;
         }

@@ -32,6 +32,7 @@ struct ChoiceResult {
   size_t logprob_text_start = 0;
   size_t logprob_text_next = 0;  // streaming: text_offset of the next token
   std::optional<FinishReason> finish;     // set when done
+  std::string stop_string;                // the stop string that ended it
   // Chat, when the output was parsed (tool_calls.h): `text` is the
   // content; reasoning_content and tool_calls (finish "stop" reads
   // "tool_calls" when there are calls).
@@ -72,6 +73,7 @@ struct ChunkPiece {
   int32_t tool_call_index = 0;
   bool tool_call_start = false;
   bool tool_calls_finish = false;        // finish "stop" reads "tool_calls"
+  std::string stop_string;               // with finish: the matched stop string
 };
 std::string ChunkJson(const ResponseMeta& meta, const ChunkPiece& piece);
 // The usage-only chunk: "choices": [] and "usage": {...}.

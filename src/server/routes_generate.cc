@@ -3,6 +3,7 @@
 // JSON response or an SSE stream.
 #include <ctime>
 
+#include "server/api_format.h"
 #include "server/chat_output.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
@@ -33,9 +34,10 @@ struct Prepared {
 // then by ServerState's registry.
 class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
  public:
-  GenerationCall(ServerState& s, std::shared_ptr<Exchange> ex,
-                 OpenAiRequest req)
-      : s_(s), ex_(std::move(ex)), req_(std::move(req)) {}
+  // `format`: null writes chat completions / completions.
+  GenerationCall(ServerState& s, std::shared_ptr<Exchange> ex, OpenAiRequest req,
+                 std::unique_ptr<ApiFormat> format)
+      : s_(s), ex_(std::move(ex)), req_(std::move(req)), format_(std::move(format)) {}
 
   void Run();
 
@@ -56,7 +58,10 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
     AbortAll();
   }
   void WriteChunk(const ChunkPiece& p) {
-    ex_->Write(SseData(ChunkJson(meta_, p)));
+    ex_->Write(format_ ? format_->StreamPiece(p) : SseData(ChunkJson(meta_, p)));
+  }
+  void WriteStreamError(const ApiError& e) {
+    ex_->Write(format_ ? format_->StreamError(e) : SseData(e.ToJson()));
   }
   // Choice idx's new text `p` through its output parser, if it has one;
   // written when streaming. `end`: the choice's text is over.
@@ -66,6 +71,7 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   ServerState& s_;
   std::shared_ptr<Exchange> ex_;
   OpenAiRequest req_;
+  std::unique_ptr<ApiFormat> format_;     // another API's output, or null
   ResponseMeta meta_;
   std::vector<Prepared> prompts_;
   // echo + logprobs: prompt index -> its tokens' logprobs (from choice 0).
@@ -89,31 +95,6 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   // sequence, as in vLLM).
   std::vector<std::optional<Clock::time_point>> last_token_;
 };
-
-// The 400 for a prompt of `tokens` tokens (`at_least`: a lower bound)
-// that does not fit a context of `ctx`, in OpenAI's words.
-ApiError PromptTooLong(int64_t ctx, int64_t tokens, bool at_least,
-                       const char* param) {
-  return BadRequest(
-      StrFormat("This model's maximum context length is %lld "
-                "tokens. However, your prompt has %s%lld tokens.",
-                (long long)ctx, at_least ? "at least " : "", (long long)tokens),
-      param, "context_length_exceeded");
-}
-
-// A prompt of `bytes` text bytes has at least bytes / max_token_bytes
-// tokens: one that cannot fit the context is refused before the tokenizer
-// spends seconds on it.
-std::optional<ApiError> CheckPromptBytes(const ModelInfo& info, size_t bytes,
-                                         const char* param) {
-  const int64_t ctx = info.context_length.value_or(0);
-  const int64_t per_token = info.max_token_bytes.value_or(0);
-  if (ctx <= 0 || per_token <= 0) return std::nullopt;
-  const int64_t at_least =
-      (static_cast<int64_t>(bytes) + per_token - 1) / per_token;
-  if (at_least < ctx) return std::nullopt;
-  return PromptTooLong(ctx, at_least, /*at_least=*/true, param);
-}
 
 std::optional<ApiError> GenerationCall::Prepare(const ModelInfo& info) {
   Backend& b = *s_.backend;
@@ -183,7 +164,7 @@ void GenerationCall::Run() {
   Backend& b = *s_.backend;
   ModelInfo info = b.model_info();
   meta_.chat = req_.chat;
-  meta_.id = s_.NewId(req_.chat ? "chatcmpl" : "cmpl");
+  meta_.id = s_.NewId(format_ ? format_->IdPrefix() : req_.chat ? "chatcmpl" : "cmpl");
   meta_.created = static_cast<int64_t>(std::time(nullptr));
   meta_.model = info.id;
   // The prepare queue is part of the wait: it is bounded like the
@@ -300,7 +281,8 @@ void GenerationCall::Submit() {
   if (req_.stream) {
     s_.metrics.RecordHttp(200);
     ex_->StartStream(200, "text/event-stream");
-    for (size_t i = 0; i < choices_.size(); ++i) {
+    if (format_) ex_->Write(format_->StreamStart(meta_, static_cast<int64_t>(prompts_[0].ids.size())));
+    for (size_t i = 0; i < choices_.size() && !format_; ++i) {
       ChunkPiece p;
       p.index = static_cast<int32_t>(i);
       p.usage_null = req_.include_usage;
@@ -363,14 +345,13 @@ void GenerationCall::OnEvent(size_t prompt, GenerateEvent ev) {
   if (valid && ev.finish && !c.finish) {
     WriteText(idx, {}, streaming, /*end=*/true);
     c.finish = *ev.finish;
+    c.stop_string = ev.stop_string;
     s_.metrics.RecordFinish(*ev.finish);
     if (*ev.finish == FinishReason::kError) {
       if (!error_) {
         error_ = ev.error_message.empty() ? "generation failed"
                                           : ev.error_message;
-        if (streaming) {
-          ex_->Write(SseData(InternalServerError(*error_).ToJson()));
-        }
+        if (streaming) WriteStreamError(InternalServerError(*error_));
         AbortAll();
       }
     } else if (streaming) {
@@ -379,6 +360,7 @@ void GenerationCall::OnEvent(size_t prompt, GenerateEvent ev) {
       p.finish = *ev.finish;
       p.usage_null = req_.include_usage;
       p.tool_calls_finish = !outputs_.empty() && outputs_[idx].has_calls();
+      p.stop_string = ev.stop_string;
       WriteChunk(p);
     }
   }
@@ -439,7 +421,10 @@ void GenerationCall::Complete() {
     LOG(INFO) << line;
   }
   if (!failed_) {
-    if (req_.stream) {
+    if (req_.stream && format_) {
+      if (!error_) ex_->Write(format_->StreamEnd(usage_));
+      ex_->End();
+    } else if (req_.stream) {
       if (!error_ && req_.include_usage) {
         ex_->Write(SseData(UsageChunkJson(meta_, usage_)));
       }
@@ -447,6 +432,11 @@ void GenerationCall::Complete() {
       ex_->End();
     } else if (error_) {
       SendError(s_, *ex_, InternalServerError(*error_));
+    } else if (format_) {
+      for (size_t i = 0; i < outputs_.size(); ++i) outputs_[i].Fill(&choices_[i]);
+      ApiResult<std::string> body = format_->Body(meta_, choices_[0], usage_);
+      if (body.ok()) SendJson(s_, *ex_, 200, std::move(body.value()));
+      else SendError(s_, *ex_, body.error());
     } else {
       if (!prompt_logprobs_.empty()) {
         // Each choice's logprobs start with its prompt's tokens, at text
@@ -477,22 +467,25 @@ void GenerationCall::AbortAll() {
 
 }  // namespace
 
-void HandleCompletions(ServerState& s, std::shared_ptr<Exchange> ex,
-                       bool chat) {
+void HandleCompletions(ServerState& s, std::shared_ptr<Exchange> ex, bool chat) {
+  const std::string& body = ex->request().body;  // ex keeps it alive
+  RunGeneration(s, ex, chat, body, nullptr);
+}
+
+void RunGeneration(ServerState& s, std::shared_ptr<Exchange> ex, bool chat,
+                   std::string_view body, std::unique_ptr<ApiFormat> format) {
   if (s.draining || s.backend->readiness() != Readiness::kReady) {
-    return SendError(s, *ex,
-                     Unavailable(s.draining ? "the server is shutting down"
-                                            : "the model is not ready"));
+    return SendError(s, *ex, Unavailable(s.draining ? "the server is shutting down"
+                                                    : "the model is not ready"));
   }
   ParseLimits limits;
   limits.max_n = s.config.max_n;
   limits.max_sequences = s.config.max_sequences;
   limits.vocab_size = s.backend->model_info().vocab_size;
-  const std::string& body = ex->request().body;
-  ApiResult<OpenAiRequest> req = chat ? ParseChatRequest(body, limits)
-                                      : ParseCompletionRequest(body, limits);
+  ApiResult<OpenAiRequest> req =
+      chat ? ParseChatRequest(body, limits) : ParseCompletionRequest(body, limits);
   if (!req.ok()) return SendError(s, *ex, req.error());
-  auto call = std::make_shared<GenerationCall>(s, ex, std::move(req.value()));
+  auto call = std::make_shared<GenerationCall>(s, ex, std::move(req.value()), std::move(format));
   call->Run();
 }
 

@@ -23,13 +23,18 @@ std::string SequenceText::Release(size_t end) {
 
 bool SequenceText::CheckStop(std::string* out) {
   size_t cut = std::string::npos;
+  const std::string* first = nullptr;
   for (const std::string& s : stops_) {
     size_t pos = text_.find(s, released_);
-    if (pos != std::string::npos) cut = std::min(cut, pos);
+    if (pos != std::string::npos && pos < cut) {
+      cut = pos;
+      first = &s;
+    }
   }
   if (cut == std::string::npos) return false;
   *out += Release(cut);
   stopped_ = true;
+  matched_ = *first;
   return true;
 }
 

@@ -35,6 +35,8 @@ class SequenceText {
 
   // Whether a stop string matched (the text released ends before it).
   bool stopped() const { return stopped_; }
+  // The stop string that matched (empty until stopped()).
+  const std::string& matched() const { return matched_; }
   // Bytes of text released so far.
   size_t released() const { return released_; }
 
@@ -50,6 +52,7 @@ class SequenceText {
   std::string text_;                // all decoded text
   size_t released_ = 0;
   bool stopped_ = false;
+  std::string matched_;             // the stop string that matched
 };
 
 }  // namespace weft::server

@@ -108,7 +108,9 @@ void SendError(ServerState& s, Exchange& ex, const ApiError& e) {
     h.emplace_back("Retry-After", std::to_string(s.config.retry_after_s));
   }
   if (e.http_status == 401) h.emplace_back("WWW-Authenticate", "Bearer");
-  ex.Respond(e.http_status, "application/json", e.ToJson(), h);
+  // Anthropic's routes answer in Anthropic's error shape.
+  const bool anthropic = ex.request().path.rfind("/v1/messages", 0) == 0;
+  ex.Respond(e.http_status, "application/json", anthropic ? e.ToAnthropicJson() : e.ToJson(), h);
 }
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
@@ -129,6 +131,9 @@ namespace {
 
 bool Authorized(const ServerState& s, const HttpRequest& r) {
   if (s.config.api_key.empty()) return true;
+  // Anthropic's clients send the key as x-api-key.
+  std::string x = r.Header("x-api-key");
+  if (!x.empty()) return ConstantTimeEquals(x, s.config.api_key);
   std::string h = r.Header("authorization");
   const std::string prefix = "bearer ";  // the scheme is case-insensitive
   if (h.size() < prefix.size()) return false;
@@ -163,6 +168,9 @@ const Route kRoutes[] = {
      [](ServerState& s, const std::shared_ptr<Exchange>& ex) {
        HandleCompletions(s, ex, true);
      }},
+    {"/v1/messages", "POST", true, HandleMessages},
+    {"/v1/messages/count_tokens", "POST", true, OnExchange<HandleCountTokens>},
+    {"/v1/responses", "POST", true, HandleResponses},
     {"/v1/models", "GET", true, OnExchange<HandleModels>},
     {"/v1/models/{model}", "GET", true, OnExchange<HandleModel>},
     {"/health", "GET", false,

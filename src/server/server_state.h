@@ -25,6 +25,8 @@
 
 namespace weft::server {
 
+class ApiFormat;
+
 class HttpServer;
 
 // Lets backend threads post into the I/O layer only while it runs.
@@ -107,6 +109,14 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b);
 // Route handlers; each runs on the connection's strand.
 void HandleCompletions(ServerState& s, std::shared_ptr<Exchange> ex,
                        bool chat);
+// A chat (or completions) request body run through the one generation
+// path, its output written by `format` (null: OpenAI's own shapes).
+void RunGeneration(ServerState& s, std::shared_ptr<Exchange> ex, bool chat,
+                   std::string_view body, std::unique_ptr<ApiFormat> format);
+// POST /v1/messages, /v1/messages/count_tokens, /v1/responses.
+void HandleMessages(ServerState& s, const std::shared_ptr<Exchange>& ex);
+void HandleCountTokens(ServerState& s, Exchange& ex);
+void HandleResponses(ServerState& s, const std::shared_ptr<Exchange>& ex);
 void HandleModels(ServerState& s, Exchange& ex);
 // GET /v1/models/{model}: the model, or 404 when it is not the one served.
 void HandleModel(ServerState& s, Exchange& ex);

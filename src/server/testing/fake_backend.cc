@@ -187,13 +187,18 @@ void FakeBackend::Step(Req& r, int index, std::vector<GenerateEvent>* out) {
     // Stop strings: cut at the earliest match; otherwise hold back a tail
     // that could still start one.
     size_t cut = std::string::npos, hold = 0;
+    std::string matched;
     for (const std::string& st : g.stop) {
       size_t pos = s.text.find(st);
-      if (pos != std::string::npos) cut = std::min(cut, pos);
+      if (pos != std::string::npos && pos < cut) {
+        cut = pos;
+        matched = st;
+      }
       hold = std::max(hold, st.size() - 1);
     }
     if (cut != std::string::npos) {
       ev.finish = FinishReason::kStop;
+      ev.stop_string = matched;
       if (cut > s.emitted) ev.text = s.text.substr(s.emitted, cut - s.emitted);
       s.emitted = std::max(s.emitted, cut);
     } else {
