@@ -3,8 +3,8 @@
 
 Independent references:
   * gguf-py (`gguf.quants`, the PyPI `gguf` package): quantizes F16, BF16,
-    Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and dequantizes all of those plus Q2_K..Q6_K
-    and IQ4_NL, IQ4_XS.
+    Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, MXFP4 and dequantizes all of those plus
+    Q2_K..Q6_K and IQ4_NL, IQ4_XS.
   * optionally ggml itself (--ggml-lib path/to/libggml-base.so, e.g. the one
     llama-cpp-python ships): its quantize_row_*_ref quantizers for the
     K-quants (and Q8_K), IQ4_NL and IQ4_XS, which gguf-py cannot quantize (the
@@ -40,15 +40,16 @@ SEED = 20240601
 QK_K = 256
 
 # Types and who can quantize them.
-GGUF_QUANTIZES = {T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0}
+GGUF_QUANTIZES = {T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.MXFP4}
 GGML_REF = {  # ggml quantize_row_*_ref names for ctypes
     T.Q4_0: "q4_0", T.Q4_1: "q4_1", T.Q5_0: "q5_0", T.Q5_1: "q5_1",
     T.Q8_0: "q8_0", T.Q2_K: "q2_K", T.Q3_K: "q3_K", T.Q4_K: "q4_K",
     T.Q5_K: "q5_K", T.Q6_K: "q6_K", T.Q8_K: "q8_K", T.IQ4_NL: "iq4_nl",
-    T.IQ4_XS: "iq4_xs",
+    T.IQ4_XS: "iq4_xs", T.MXFP4: "mxfp4",
 }
 ALL_TYPES = [T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0,
-             T.Q2_K, T.Q3_K, T.Q4_K, T.Q5_K, T.Q6_K, T.Q8_K, T.IQ4_NL, T.IQ4_XS]
+             T.Q2_K, T.Q3_K, T.Q4_K, T.Q5_K, T.Q6_K, T.Q8_K, T.IQ4_NL, T.IQ4_XS,
+             T.MXFP4]
 
 
 class Ggml:
@@ -141,6 +142,8 @@ def random_blocks(qtype, rng, nblocks):
         put_f16(0, False)
     elif qtype in (T.Q3_K, T.Q6_K):
         put_f16(size - 2, False)
+    elif qtype == T.MXFP4:  # E8M0 exponents of moderate scales (2^-18 .. 2^11)
+        b[:, 0] = rng.integers(110, 140, nblocks, dtype=np.uint8)
     elif qtype == T.Q8_K:
         d = (rng.standard_normal(nblocks) * 0.01).astype(np.float32)
         b[:, 0:4] = d.view(np.uint8).reshape(-1, 4)

@@ -24,6 +24,8 @@ namespace avx512 {
 
 // avx512_kernels.cc; `bf16`: the CPU has AVX512_BF16.
 void Fill(KernelTable* t, bool bf16);
+// avx512_mxfp4.cc: the MXFP4 entry (called by Fill, after the AVX2 one is set).
+void FillMXFP4(KernelTable* t);
 // avx512_attention.cc: the score and weighted-sum kernels (called by Fill).
 void FillAttention(KernelTable* t);
 // avx512_panels.cc: the panel path of the x8 Q4_0/Q5_0/Q8_0 entries (called

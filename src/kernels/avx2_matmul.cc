@@ -1,5 +1,5 @@
 // AVX2 matmul kernels for float weights (F32, F16, BF16) and the 32-element
-// legacy formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) and IQ4_NL against
+// legacy formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0), IQ4_NL and MXFP4 against
 // Q8x32 activations. Each dot
 // kernel decodes a weight block once and uses it for up to kMaxDotCols
 // activation rows (register blocking across M).
@@ -149,14 +149,21 @@ static inline __m256i SignedWeights(const BlockQ8_0& blk) {
 static inline __m256i SignedWeights(const BlockIQ4_NL& blk) {
   return x86::NonlinearCodesToBytes(blk.qs, x86::ByteTable16(kIQ4NLValues));
 }
+static inline __m256i SignedWeights(const BlockMXFP4& blk) {
+  return x86::NonlinearCodesToBytes(blk.qs, x86::ByteTable16(kMXFP4Values));
+}
+// The block's scale: fp16, or MXFP4's E8M0 exponent (exact power of two).
+static inline float SignedScale(const BlockQ8_0& blk) { return Fp16(blk.d); }
+static inline float SignedScale(const BlockIQ4_NL& blk) { return Fp16(blk.d); }
+static inline float SignedScale(const BlockMXFP4& blk) { return E8M0ToFp32Half(blk.e); }
 
-// Q8_0, IQ4_NL: signed weights; |w| * sign(a, w) keeps maddubs' unsigned
+// Q8_0, IQ4_NL, MXFP4: signed weights; |w| * sign(a, w) keeps maddubs' unsigned
 // operand.
 template <int NC, typename Block>
 static inline void Q8Block(const Block& blk, int64_t b, const Q8x32Row* x,
                            __m256* acc) {
   const __m256i ones = _mm256_set1_epi16(1);
-  const __m256 vdw = _mm256_set1_ps(Fp16(blk.d));
+  const __m256 vdw = _mm256_set1_ps(SignedScale(blk));
   const __m256i q = SignedWeights(blk);
   const __m256i aq = _mm256_sign_epi8(q, q);
   for (int c = 0; c < NC; ++c) {
@@ -204,6 +211,7 @@ void FillFloatAndLegacy(KernelTable* t) {
   x86::SetFloatAndLegacyDots<Dots, LoadF32, LoadF16, LoadBF16>(t, QuantizeQ8x32);
   SetMatMul(t, WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32, kSignedDot<BlockQ8_0>);
   SetMatMul(t, WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32, kSignedDot<BlockIQ4_NL>);
+  SetMatMul(t, WeightFormat::kMXFP4, ActFormat::kQ8x32, QuantizeQ8x32, kSignedDot<BlockMXFP4>);
 }
 
 }  // namespace weft::kernels::avx2

@@ -254,6 +254,7 @@ void Fill(KernelTable* t, bool bf16) {
   FillPairTiles(t);    // avx512_pair_tiles.cc, likewise
   FillKQuantPairTiles(t);  // avx512_pair_kquants.cc, likewise
   FillAttention(t);    // avx512_attention.cc
+  FillMXFP4(t);        // avx512_mxfp4.cc
   t->read_bytes = ReadBytes;
   // vpdpbusd and zmm FMAs outrun the AVX2 sequences: no ceiling to report.
   t->peak_loop = nullptr;

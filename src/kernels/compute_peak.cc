@@ -75,6 +75,7 @@ PeakKind PeakKindOf(GgmlType type) {
     case WeightFormat::kQ8_0:
     case WeightFormat::kIQ4_NL:
     case WeightFormat::kIQ4_XS:
+    case WeightFormat::kMXFP4:
       return PeakKind::kInt8Signed;
     case WeightFormat::kQ4_0:
     case WeightFormat::kQ4_1:

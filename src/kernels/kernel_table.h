@@ -20,7 +20,7 @@ namespace weft::kernels {
 // The instruction sequences that bound the matmul kernels' arithmetic
 // (compute_peak.h), as KernelTable::peak_loop's `kind`.
 enum class PeakKind : int {
-  kInt8Signed = 0,    // Q8_0, IQ4_NL/XS weights: vpsignb, vpmaddubsw, vpmaddwd, vpaddd
+  kInt8Signed = 0,    // Q8_0, IQ4_NL/XS, MXFP4 weights: vpsignb, vpmaddubsw, vpmaddwd, vpaddd
   kInt8Unsigned = 1,  // unsigned codes (Q4_0/1, Q5_0/1, K-quants): vpmaddubsw, vpaddw
   kF32Fma = 2,        // float weights: one f32 FMA per 8 lanes
 };
@@ -45,6 +45,7 @@ enum class WeightFormat : int {
   kIQ4_XS,
   kQ2_K,
   kQ3_K,
+  kMXFP4,
   kCount,
 };
 inline constexpr int kNumWeightFormats = static_cast<int>(WeightFormat::kCount);

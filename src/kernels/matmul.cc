@@ -40,6 +40,7 @@ std::optional<WeightFormat> WeightFormatOf(GgmlType type) {
     case GgmlType::kQ8_0: return WeightFormat::kQ8_0;
     case GgmlType::kQ2_K: return WeightFormat::kQ2_K;
     case GgmlType::kQ3_K: return WeightFormat::kQ3_K;
+    case GgmlType::kMXFP4: return WeightFormat::kMXFP4;
     case GgmlType::kQ4_K: return WeightFormat::kQ4_K;
     case GgmlType::kQ5_K: return WeightFormat::kQ5_K;
     case GgmlType::kQ6_K: return WeightFormat::kQ6_K;

@@ -101,12 +101,24 @@ int WeightValue(const Block& b, int e) {
     return b.qs[e];
   } else if constexpr (std::is_same_v<Block, BlockIQ4_NL>) {
     return kIQ4NLValues[Code(b, e)];
+  } else if constexpr (std::is_same_v<Block, BlockMXFP4>) {
+    return kMXFP4Values[Code(b, e)];
   } else if constexpr (std::is_same_v<Block, BlockQ4_0>) {
     return Code(b, e) - 8;
   } else if constexpr (std::is_same_v<Block, BlockQ5_0>) {
     return Code(b, e) - 16;
   } else {
     return Code(b, e);
+  }
+}
+
+// A 32-element block's scale d: fp16, or MXFP4's E8M0 exponent.
+template <typename Block>
+float BlockScale(const Block& b) {
+  if constexpr (std::is_same_v<Block, BlockMXFP4>) {
+    return E8M0ToFp32Half(b.e);
+  } else {
+    return Fp16ToFp32(b.d);
   }
 }
 
@@ -121,7 +133,7 @@ float DotQ8x32(int64_t k, const void* w, const void* x) {
   for (int64_t b = 0; b < k / 32; ++b) {
     int isum = 0;
     for (int e = 0; e < 32; ++e) isum += WeightValue(wb[b], e) * a.qs[b * 32 + e];
-    const float dot = Fp16ToFp32(wb[b].d) * a.d[b] * static_cast<float>(isum);
+    const float dot = BlockScale(wb[b]) * a.d[b] * static_cast<float>(isum);
     if constexpr (requires { wb[b].m; }) {
       s += dot + Fp16ToFp32(wb[b].m) * a.ds[b];
     } else {
@@ -270,6 +282,8 @@ KernelTable MakeScalarTable() {
             DotCols<DotQ8x32<BlockQ5_1>>);
   SetMatMul(&t, WeightFormat::kIQ4_NL, ActFormat::kQ8x32, QuantizeQ8x32,
             DotCols<DotQ8x32<BlockIQ4_NL>>);
+  SetMatMul(&t, WeightFormat::kMXFP4, ActFormat::kQ8x32, QuantizeQ8x32,
+            DotCols<DotQ8x32<BlockMXFP4>>);
   SetMatMul(&t, WeightFormat::kIQ4_XS, ActFormat::kQ8K, QuantizeQ8K,
             DotCols<DotSuperBlocks<BlockIQ4_XS, DotIQ4_XS>>);
   SetMatMul(&t, WeightFormat::kQ8_0, ActFormat::kQ8x32, QuantizeQ8x32,

@@ -28,6 +28,7 @@ std::string FileTypeName(uint32_t file_type) {
     case 25: return "IQ4_NL";
     case 30: return "IQ4_XS";
     case 32: return "BF16";
+    case 38: return "MXFP4_MOE";  // LLAMA_FTYPE_MOSTLY_MXFP4_MOE (gpt-oss)
     default: return "";
   }
 }
@@ -35,10 +36,12 @@ std::string FileTypeName(uint32_t file_type) {
 std::optional<uint32_t> FileTypeOf(GgmlType type) {
   std::string name(TypeName(type));  // "q4_K"
   for (char& ch : name) ch = static_cast<char>(std::toupper(ch));
-  constexpr uint32_t kLastFileType = 32;  // LLAMA_FTYPE_MOSTLY_BF16
+  constexpr uint32_t kLastFileType = 38;  // LLAMA_FTYPE_MOSTLY_MXFP4_MOE
   for (uint32_t code = 0; code <= kLastFileType; ++code) {
     const std::string file_type = FileTypeName(code);
-    if (file_type == name || file_type == name + "_S") return code;
+    if (file_type == name || file_type == name + "_S" || file_type == name + "_MOE") {
+      return code;
+    }
   }
   return std::nullopt;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace weft {
 
@@ -129,6 +130,26 @@ struct BlockIQ4_NL {
   uint8_t qs[kQK4_NL / 2];
 };
 
+// MXFP4 (OCP microscaling FP4): x[i] = 2^(e - 128) * kMXFP4Values[code i],
+// kMXFP4Values the E2M1 values doubled (hence the halved scale), the codes
+// packed as in Q4_0. `e` is an E8M0 exponent byte (E8M0ToFp32Half).
+inline constexpr int kQK_MXFP4 = 32;
+inline constexpr int8_t kMXFP4Values[16] = {0, 1,  2,  3,  4,  6,  8,  12,
+                                            0, -1, -2, -3, -4, -6, -8, -12};
+struct BlockMXFP4 {
+  uint8_t e;
+  uint8_t qs[kQK_MXFP4 / 2];
+};
+
+// 2^(e - 128) as a float, exactly (e = 0 and 1 are denormals), as ggml's
+// ggml_e8m0_to_fp32_half.
+inline float E8M0ToFp32Half(uint8_t e) {
+  const uint32_t bits = e < 2 ? uint32_t{0x00200000} << e : static_cast<uint32_t>(e - 1) << 23;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
 // IQ4_XS: a super-block of 8 IQ4_NL-coded sub-blocks of 32 with 6-bit
 // scales: sub-block ib has x = d * (ls - 32) * kIQ4NLValues[code], ls = the
 // ib-th nibble of scales_l (low 4 bits) | bits 2 ib, 2 ib + 1 of scales_h
@@ -162,6 +183,7 @@ static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
 static_assert(sizeof(BlockIQ4_NL) == 18);
 static_assert(sizeof(BlockIQ4_XS) == 136);
+static_assert(sizeof(BlockMXFP4) == 17);
 
 // The 6-bit scale of sub-block ib (0..7) of an IQ4_XS block, minus 32.
 static inline int IQ4XSScale(const BlockIQ4_XS& b, int ib) {

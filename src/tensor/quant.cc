@@ -69,6 +69,7 @@ constexpr BlockKernels kKernels[] = {
     WEFT_KERNELS(Q8_K),
     WEFT_KERNELS(IQ4_NL),
     WEFT_KERNELS(IQ4_XS),
+    WEFT_KERNELS(MXFP4),
 };
 
 #undef WEFT_KERNELS

@@ -1,4 +1,5 @@
-// Reference (de)quantization of IQ4_NL and IQ4_XS (below). IQ4_NL: 32-element blocks of 4-bit codes
+// Reference (de)quantization of the 4-bit codebook formats: IQ4_NL, IQ4_XS
+// and MXFP4 (at the end). IQ4_NL: 32-element blocks of 4-bit codes
 // into a fixed non-linear table (kIQ4NLValues) times one fp16 scale. The
 // quantizer is ggml's quantize_row_iq4_nl_ref, operation for operation (so
 // its bytes match, as tests/data/quant/iq4_nl.bin checks): codes for the
@@ -152,15 +153,74 @@ void DequantizeIQ4_XS(const uint8_t* src, float* dst, int64_t nb) {
   }
 }
 
-void DequantizeIQ4_NL(const uint8_t* src, float* dst, int64_t nb) {
+namespace {
+
+float BlockScale(const BlockIQ4_NL& b) { return Fp16ToFp32(b.d); }
+float BlockScale(const BlockMXFP4& b) { return E8M0ToFp32Half(b.e); }
+
+// A 32-element block of 4-bit codes into a 16-value codebook, packed as in
+// Q4_0 (element j low nibble of qs[j], element j + 16 the high one), times
+// the block's scale: IQ4_NL and MXFP4.
+template <typename Block>
+void DequantizeCodebook4(const int8_t* values, const uint8_t* src, float* dst, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
-    const auto b = LoadBlock<BlockIQ4_NL>(src, i);
-    const float d = Fp16ToFp32(b.d);
-    float* y = dst + i * kQK4_NL;
-    for (int j = 0; j < kQK4_NL / 2; ++j) {
-      y[j] = d * kIQ4NLValues[b.qs[j] & 0x0f];
-      y[j + kQK4_NL / 2] = d * kIQ4NLValues[b.qs[j] >> 4];
+    const auto b = LoadBlock<Block>(src, i);
+    const float d = BlockScale(b);
+    float* y = dst + i * 32;
+    for (int j = 0; j < 16; ++j) {
+      y[j] = d * values[b.qs[j] & 0x0f];
+      y[j + 16] = d * values[b.qs[j] >> 4];
     }
+  }
+}
+
+// The code of the MXFP4 value nearest x / d (the first on ties), as
+// ggml's best_index_mxfp4.
+int NearestMXFP4(float x, float d) {
+  int best = 0;
+  float best_err = std::fabs(kMXFP4Values[0] * d - x);
+  for (int i = 1; i < 16; ++i) {
+    const float err = std::fabs(kMXFP4Values[i] * d - x);
+    if (err < best_err) {
+      best = i;
+      best_err = err;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+void DequantizeIQ4_NL(const uint8_t* src, float* dst, int64_t nb) {
+  DequantizeCodebook4<BlockIQ4_NL>(kIQ4NLValues, src, dst, nb);
+}
+
+void DequantizeMXFP4(const uint8_t* src, float* dst, int64_t nb) {
+  DequantizeCodebook4<BlockMXFP4>(kMXFP4Values, src, dst, nb);
+}
+
+// ggml's quantize_row_mxfp4_ref: the shared exponent puts the block's
+// largest magnitude in [4, 8) times 2^(e - 128), i.e. at or under the
+// largest code (12 doubled = 6), then each element's nearest code. (ggml
+// converts a negative exponent to uint8_t, undefined behaviour, for blocks
+// whose largest magnitude is below 2^-125; this clamps it to 0.)
+void QuantizeMXFP4(const float* src, uint8_t* dst, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float* x = src + i * kQK_MXFP4;
+    float amax = 0;
+    for (int j = 0; j < kQK_MXFP4; ++j) amax = std::max(amax, std::fabs(x[j]));
+    int e = 0;
+    if (amax > 0.0f) {
+      e = std::clamp(static_cast<int>(std::floor(std::log2(amax)) - 2 + 127), 0, 255);
+    }
+    BlockMXFP4 b;
+    b.e = static_cast<uint8_t>(e);
+    const float d = E8M0ToFp32Half(b.e);
+    for (int j = 0; j < kQK_MXFP4 / 2; ++j) {
+      b.qs[j] = static_cast<uint8_t>(NearestMXFP4(x[j], d) |
+                                     (NearestMXFP4(x[j + kQK_MXFP4 / 2], d) << 4));
+    }
+    StoreBlock(b, dst, i);
   }
 }
 

@@ -1,5 +1,5 @@
 // src/kernels/avx512_kernels.cc, avx512_panels.cc, avx512_pair_tiles.cc,
-// avx512_pair_kquants.cc and avx512_attention.cc
+// avx512_pair_kquants.cc, avx512_attention.cc and avx512_mxfp4.cc
 // compiled for AVX2 CPUs (-mavx2 -mfma -mf16c,
 // tests/kernels/CMakeLists.txt): SIMDe's native aliases turn each AVX-512
 // intrinsic into its portable implementation, and the ones SIMDe 0.7 lacks
@@ -204,3 +204,4 @@ static inline simde__m512 Dpbf16Ps(simde__m512 src, simde__m512bh a,
 #include "kernels/avx512_pair_tiles.cc"  // NOLINT(build/include)
 #include "kernels/avx512_pair_kquants.cc"  // NOLINT(build/include)
 #include "kernels/avx512_attention.cc"  // NOLINT(build/include)
+#include "kernels/avx512_mxfp4.cc"  // NOLINT(build/include)

@@ -185,7 +185,7 @@ TEST(Avx512EmulatedTest, NativeTableMatchesEmulation) {
                             GgmlType::kF32,  GgmlType::kF16,  GgmlType::kQ4_K,
                             GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_NL,
                             GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_1,
-                            GgmlType::kQ5_1, GgmlType::kIQ4_XS};
+                            GgmlType::kQ5_1, GgmlType::kIQ4_XS, GgmlType::kMXFP4};
   for (GgmlType type : types) {
     const std::vector<int64_t> ks = TypeTraits(type).block_size == 256
                                         ? std::vector<int64_t>{256, 2304}

@@ -40,7 +40,8 @@ std::vector<Shape> Shapes() {
   // 2144 = 67 blocks: more than one 64-block chunk of the tile kernels and
   // an odd block count (the pair kernels' padded last block).
   for (GgmlType t : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0,
-                     GgmlType::kQ5_1, GgmlType::kQ8_0, GgmlType::kIQ4_NL}) {
+                     GgmlType::kQ5_1, GgmlType::kQ8_0, GgmlType::kIQ4_NL,
+                     GgmlType::kMXFP4}) {
     for (int64_t k : {32, 96, 608, 2144}) s.push_back({t, k});
   }
   for (GgmlType t : {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K,
@@ -231,7 +232,7 @@ TEST(MatMulTest, TileKernelsAreIndependentOfTheTileShape) {
                          GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K,
                          GgmlType::kQ6_K, GgmlType::kQ4_1, GgmlType::kQ5_1,
                          GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ2_K,
-                         GgmlType::kQ3_K}) {
+                         GgmlType::kQ3_K, GgmlType::kMXFP4}) {
         if (static_cast<int>(ToWeightFormat(g)) == f) type = g;
       }
       for (int64_t k : {int64_t{32}, int64_t{2144}}) {
@@ -309,6 +310,7 @@ TEST(MatMulTest, SupportedTypesAndEmptyShapes) {
   EXPECT_TRUE(MatMulSupports(GgmlType::kQ5_1));
   EXPECT_TRUE(MatMulSupports(GgmlType::kIQ4_NL));
   EXPECT_TRUE(MatMulSupports(GgmlType::kIQ4_XS));
+  EXPECT_TRUE(MatMulSupports(GgmlType::kMXFP4));
   EXPECT_TRUE(MatMulSupports(GgmlType::kBF16));
   EXPECT_TRUE(MatMulSupports(GgmlType::kQ2_K));
   EXPECT_TRUE(MatMulSupports(GgmlType::kQ3_K));

@@ -92,6 +92,7 @@ inline int64_t ActBlock(GgmlType type) {
     case GgmlType::kQ5_1:
     case GgmlType::kQ8_0:
     case GgmlType::kIQ4_NL:
+    case GgmlType::kMXFP4:
       return 32;
     case GgmlType::kIQ4_XS:
     case GgmlType::kQ2_K:

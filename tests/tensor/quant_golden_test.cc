@@ -159,7 +159,8 @@ TEST_P(QuantGoldenTest, QuantizeMatchesReferenceBytes) {
 INSTANTIATE_TEST_SUITE_P(
     AllTypes, QuantGoldenTest,
     ::testing::Values("f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0",
-                      "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k", "iq4_nl", "iq4_xs"),
+                      "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k", "iq4_nl", "iq4_xs",
+                      "mxfp4"),
     [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
