@@ -1,8 +1,9 @@
 // `weft make-model`: writes a synthetic GGUF model with random weights in
-// the tensor layout llama.cpp expects for the llama, qwen2, gemma3 or
-// qwen3moe architecture, with the whole vocabulary (every tokenizer.* key) copied
-// from another GGUF, so that it tokenizes like the real model and can be
-// used for benchmarks and tests that need a particular shape.
+// the tensor layout llama.cpp expects for the llama, qwen2, gemma3,
+// qwen3moe, qwen3, gemma2 or phi3 architecture (the last three in
+// make_model_arch.cc), with the whole vocabulary (every tokenizer.* key)
+// copied from another GGUF, so that it tokenizes like the real model and can
+// be used for benchmarks and tests that need a particular shape.
 //
 // Weights are deterministic in --seed and independent of the thread count:
 // element i of tensor T is a function of (seed, name of T, i) only.
@@ -17,6 +18,7 @@
 
 #include "apps/command.h"
 #include "apps/flags.h"
+#include "apps/make_model_arch.h"
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
 #include "runtime/model_facts.h"
@@ -27,35 +29,9 @@
 namespace weft::apps {
 namespace {
 
-// The hyper-parameters of the model to write.
-struct ModelShape {
-  std::string arch;              // llama | qwen2 | gemma3 | qwen3moe
-  int64_t dim = 0;               // embedding length
-  int64_t layers = 0;            // transformer blocks
-  int64_t heads = 0;             // query heads
-  int64_t kv_heads = 0;          // key/value heads (GQA when < heads)
-  int64_t ffn = 0;               // feed-forward hidden size (MoE: per expert)
-  int64_t experts = 0;           // MoE: experts per layer (0: dense)
-  int64_t experts_used = 0;      // MoE: experts chosen per token
-  int64_t head_dim = 0;          // per-head size of q/k/v
-  int64_t ctx = 4096;            // context_length
-  int64_t vocab = 0;             // from the vocabulary file
-  int64_t sliding_window = 512;  // gemma3 only
-  double eps = 1e-5;             // RMS norm epsilon
-  double rope_base = 10000;      // rope.freq_base
-  bool tied = false;             // no output.weight: reuse token_embd
-};
-
-enum class Init { kWeight, kNorm, kBias };
-
-struct TensorSpec {
-  std::string name;
-  std::vector<uint64_t> dims;  // ggml order: dims[0] is the row length
-  Init init;
-};
-
 // Tensor names and shapes as llama.cpp's loader wants them per architecture.
 std::vector<TensorSpec> BuildSpecs(const ModelShape& s) {
+  if (IsNewArch(s.arch)) return BuildNewArchSpecs(s);
   const uint64_t dim = s.dim, ffn = s.ffn, vocab = s.vocab;
   const uint64_t q_dim = s.heads * s.head_dim, kv_dim = s.kv_heads * s.head_dim;
   std::vector<TensorSpec> specs;
@@ -146,9 +122,11 @@ StatusOr<std::vector<uint8_t>> MakeTensor(const TensorSpec& spec, GgmlType type,
   ASSIGN_OR_RETURN(uint64_t row_bytes, RowBytes(type, cols));
   std::vector<uint8_t> out(rows * row_bytes);
   const uint64_t tensor_seed = SplitMix64(seed ^ HashName(spec.name));
-  const float center = spec.init == Init::kNorm ? 1.0f : 0.0f;
-  const float scale =
-      spec.init == Init::kNorm ? 0.01f : static_cast<float>(std_dev);
+  const float center =
+      spec.init == Init::kNorm ? 1.0f : (spec.init == Init::kFactor ? 1.5f : 0.0f);
+  const float scale = spec.init == Init::kNorm
+                          ? 0.01f
+                          : (spec.init == Init::kFactor ? 0.4f : static_cast<float>(std_dev));
   std::vector<Status> errors(threads);
   auto work = [&](int t) {
     std::vector<float> row(cols);
@@ -204,12 +182,15 @@ void SetArchMetadata(const ModelShape& s, GgmlType type,
     w->SetUint32(a + "expert_used_count", static_cast<uint32_t>(s.experts_used));
     w->SetUint32(a + "expert_feed_forward_length", static_cast<uint32_t>(s.ffn));
   }
+  SetNewArchMetadata(s, w);
 }
 
 // Checks the flags; returns an empty string when they make a model.
 std::string ValidateShape(const ModelShape& s) {
-  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "gemma3" && s.arch != "qwen3moe") {
-    return "--arch must be llama, qwen2, gemma3 or qwen3moe, not '" + s.arch + "'";
+  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "gemma3" && s.arch != "qwen3moe" &&
+      !IsNewArch(s.arch)) {
+    return "--arch must be llama, qwen2, gemma3, qwen3moe, qwen3, gemma2 or phi3, not '" +
+           s.arch + "'";
   }
   const bool moe = s.arch == "qwen3moe";
   if (moe != (s.experts > 0)) {
@@ -258,7 +239,7 @@ struct MakeModelOptions {
   std::string out_path;
   // Weight type name.
   std::string type_name = "q8_0";
-  // general.name; empty = synthetic-ARCH.
+  // general.name; empty = DefaultModelName(arch).
   std::string name;
   // Random seed.
   int64_t seed = 1;
@@ -269,13 +250,13 @@ struct MakeModelOptions {
   // RMS norm epsilon and rope.freq_base; 0 = the architecture's.
   double eps = 0;
   double rope_base = 0;
-  // Omit output.weight (when given; unset: tied for gemma3 only).
+  // Omit output.weight (when given; unset: tied for gemma2/3 only).
   bool tied = false;
 };
 
 void RegisterMakeModelFlags(MakeModelOptions* o, FlagSet* flags) {
   ModelShape& s = o->s;
-  flags->String("arch", &s.arch, "llama | qwen2 | gemma3 | qwen3moe");
+  flags->String("arch", &s.arch, "llama | qwen2 | gemma3 | qwen3moe | qwen3 | gemma2 | phi3");
   flags->Int("dim", &s.dim, "embedding length");
   flags->Int("layers", &s.layers, "number of blocks");
   flags->Int("heads", &s.heads, "attention (query) heads");
@@ -285,16 +266,18 @@ void RegisterMakeModelFlags(MakeModelOptions* o, FlagSet* flags) {
   flags->Int("experts-used", &s.experts_used, "MoE: experts per token");
   flags->Int("head-dim", &s.head_dim, "per-head size (0: dim / heads)");
   flags->Int("ctx", &s.ctx, "context_length");
-  flags->Int("sliding-window", &s.sliding_window, "gemma3 sliding window");
+  flags->Int("sliding-window", &s.sliding_window, "gemma2/gemma3 sliding window");
+  flags->Double("attn-softcap", &s.attn_softcap, "gemma2 attention logit soft-cap");
+  flags->Double("final-softcap", &s.final_softcap, "gemma2 final logit soft-cap");
   flags->String("vocab-from", &o->vocab_path, "GGUF whose tokenizer.* keys to copy");
   flags->String("type", &o->type_name,
                 "weight type: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl iq4_xs q2_k q3_k "
-                "q4_k q5_k q6_k");
+                "q4_k q5_k q6_k mxfp4");
   flags->Int("seed", &o->seed, "random seed");
   flags->Double("std", &o->std_dev, "standard deviation of weight matrices");
   flags->Double("eps", &o->eps, "RMS norm epsilon (0: 1e-5 for llama, 1e-6 otherwise)");
   flags->Double("rope-base", &o->rope_base, "rope.freq_base (0: 1e4 for llama, 1e6 otherwise)");
-  flags->Bool("tie-embeddings", &o->tied, "omit output.weight; unset: tied for gemma3 only");
+  flags->Bool("tie-embeddings", &o->tied, "omit output.weight; unset: tied for gemma2/3 only");
   flags->String("name", &o->name, "general.name (empty: synthetic-ARCH)");
   flags->Int("threads", &o->threads, "quantization threads (0: all cores)");
   flags->String("output", &o->out_path, "output GGUF path", 'o');
@@ -311,11 +294,11 @@ bool ParseMakeModelFlags(int argc, char** argv, MakeModelOptions* o, GgmlType* t
   FlagSet flags(
       "weft make-model --arch A --dim N --layers N --heads N --kv-heads N "
       "--ffn N --vocab-from VOCAB.gguf --type T -o OUT.gguf",
-      "Write a synthetic model with random weights (llama, qwen2, gemma3 or "
-      "qwen3moe layout) and the vocabulary of another GGUF. 1-D tensors are F32; "
-      "matrices whose rows do not fit the type's block fall back to q8_0 or "
-      "f16. llama and qwen2 get an untied output.weight by default, gemma3 "
-      "ties it to token_embd (as the real models do).");
+      "Write a synthetic model with random weights (llama, qwen2, gemma3, "
+      "qwen3moe, qwen3, gemma2 or phi3 layout) and the vocabulary of another "
+      "GGUF. 1-D tensors are F32; matrices whose rows do not fit the type's "
+      "block fall back to q8_0 or f16. Output.weight is untied by default, but "
+      "gemma2/3 tie it to token_embd (as the real models do).");
   RegisterMakeModelFlags(o, &flags);
   std::vector<std::string> args;
   if (!flags.Parse(argc, argv, &args, rc)) return false;
@@ -340,12 +323,17 @@ bool ParseMakeModelFlags(int argc, char** argv, MakeModelOptions* o, GgmlType* t
     }
     s.head_dim = s.dim / s.heads;
   }
-  s.tied = flags.WasSet("tie-embeddings") ? o->tied : s.arch == "gemma3";
+  const bool gemma = s.arch == "gemma3" || s.arch == "gemma2";
+  s.tied = flags.WasSet("tie-embeddings") ? o->tied : gemma;
+  if (s.arch == "gemma2") s.tied = true;  // llama.cpp reads no output.weight there
   const bool llama = s.arch == "llama";
   s.eps = o->eps != 0 ? o->eps : (llama ? 1e-5 : 1e-6);
   s.rope_base = o->rope_base != 0 ? o->rope_base : (llama ? 1e4 : 1e6);
   if (!(s.eps > 0) || !(s.rope_base > 0) || !(o->std_dev > 0) || o->std_dev > 10) {
     return fail("--eps, --rope-base and --std must be positive (std <= 10)");
+  }
+  if (!(s.attn_softcap > 0) || !(s.final_softcap > 0)) {
+    return fail("--attn-softcap and --final-softcap must be positive");
   }
   if (o->threads <= 0) o->threads = std::max(1u, std::thread::hardware_concurrency());
   o->threads = std::min<int64_t>(o->threads, 256);
@@ -358,7 +346,7 @@ int WriteModel(const MakeModelOptions& o, GgmlType type, const gguf::GgufFile& v
                uint64_t* params) {
   const ModelShape& s = o.s;
   gguf::GgufWriter writer;
-  SetArchMetadata(s, type, o.name.empty() ? "synthetic-" + s.arch : o.name, &writer);
+  SetArchMetadata(s, type, o.name.empty() ? DefaultModelName(s.arch) : o.name, &writer);
   for (const gguf::MetadataEntry& e : vf.metadata()) {
     if (e.key.rfind("tokenizer.", 0) == 0) writer.Set(e.key, e.value);
   }

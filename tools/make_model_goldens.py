@@ -11,6 +11,13 @@ logits are recorded next to them as a cross-check (informational;
 llama.cpp quantizes activations for quantized weights, so its logits differ
 by ~0.1 on Gemma Q4_K_M while agreeing to ~1e-2 on a float32 copy).
 
+The float-weight synthetic models of the newer families (qwen3, gemma2,
+phi3: `weft make-model --type f32`, SYNTHETIC below) need llama-cpp-python:
+its 64 greedy tokens (llamacpp.greedy) must equal Weft's, checked by the
+C++ golden test (a hard check, with no activation quantization on either
+side). A python for --llamacpp-python: python3 -m venv /tmp/refvenv &&
+/tmp/refvenv/bin/pip install numpy diskcache typing_extensions jinja2.
+
 Prompt ids were produced by llama-cpp-python's tokenizer (add_bos=True) and
 are hardcoded below so the goldens do not depend on any tokenizer.
 
@@ -19,7 +26,8 @@ the sdist that tools/build_llamacpp.sh unpacks, with LLAMA_CPP_LIB_PATH set
 to that script's bin directory (its libllama.so).
 
 Usage:
-  .venv/bin/python tools/make_model_goldens.py [--only stories|gemma|qwen2|qwen3moe]
+  .venv/bin/python tools/make_model_goldens.py
+      [--only stories|gemma|qwen2|qwen3moe|qwen3|gemma2|phi3]
       [--weft build/release/weft] [--llamacpp-python /work/refvenv/bin/python]
 
 The qwen2 and qwen3moe models are synthetic: `weft make-model` with
@@ -85,6 +93,24 @@ QWEN2_PROMPTS = [
     ("The quick brown fox jumps over the", [464, 2068, 7586, 21831, 18045, 625, 262]),
     ("In a small town there", [818, 257, 1402, 3240, 612]),
 ]
+# Float-weight synthetic models of the newer families over the 512-token
+# stories260K vocabulary (prompts: STORIES_PROMPTS). f32 weights keep both
+# Weft and llama.cpp free of activation quantization, so their greedy tokens
+# must agree with the reference's exactly. gemma2's window of 8 makes the 64
+# greedy steps cross it, and its soft-caps (0.5 on attention scores of ~0.3,
+# 1.5 on logits of ~2) bend both; phi3 carries LongRoPE factors and
+# attn_factor.
+# (gemma2 --std 0.05: with tied embeddings scaled by sqrt(n_embd), larger
+# weights make every step repeat the input token.)
+SYNTH_COMMON = ["--dim", "128", "--layers", "2", "--heads", "4", "--kv-heads", "2",
+                "--ffn", "256", "--vocab-from", "{shared}/stories260K.gguf", "--type", "f32",
+                "--seed", "1"]
+SYNTHETIC = {
+    "qwen3": ["--arch", "qwen3", *SYNTH_COMMON, "--std", "0.2"],
+    "gemma2": ["--arch", "gemma2", "--sliding-window", "8", "--attn-softcap", "0.5",
+               "--final-softcap", "1.5", *SYNTH_COMMON, "--std", "0.05"],
+    "phi3": ["--arch", "phi3", *SYNTH_COMMON, "--std", "0.2"],
+}
 QWEN2_ARGS = ["--arch", "qwen2", "--dim", "256", "--layers", "2", "--heads", "4",
               "--kv-heads", "2", "--ffn", "512", "--vocab-from",
               "{shared}/ggml-vocab-gpt-2.gguf", "--type", "q8_0", "--seed", "1",
@@ -150,10 +176,13 @@ def llamacpp_cross_check(python, model, prompts):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def make_golden(name, model_path, prompts, full_logits, llamacpp_python, extra=None):
+def make_golden(name, model_path, prompts, full_logits, llamacpp_python, extra=None,
+                need_llamacpp=False):
     print(f"[{name}] loading {model_path}", file=sys.stderr)
     m = RefModel(model_path)
     cross = llamacpp_cross_check(llamacpp_python, model_path, prompts)
+    if need_llamacpp and cross is None:
+        raise SystemExit(f"[{name}] needs llama-cpp-python (--llamacpp-python)")
     doc = {
         "version": VERSION,
         "generator": "tools/make_model_goldens.py (numpy reference, float64)",
@@ -204,7 +233,8 @@ def make_golden(name, model_path, prompts, full_logits, llamacpp_python, extra=N
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=["stories", "gemma", "smollm2", "qwen2", "qwen3moe"])
+    ap.add_argument("--only", choices=["stories", "gemma", "smollm2", "qwen2", "qwen3moe",
+                                       *SYNTHETIC])
     ap.add_argument("--weft", default=os.path.join(ROOT, "build", "release", "weft"))
     ap.add_argument("--llamacpp-python", default="/work/refvenv/bin/python")
     a = ap.parse_args()
@@ -216,9 +246,13 @@ def main():
         make_golden("gemma3-270m", GEMMA, GEMMA_PROMPTS, False, a.llamacpp_python)
     if a.only in (None, "smollm2"):
         make_golden("smollm2-135m", SMOL, SMOL_PROMPTS, False, a.llamacpp_python)
-    synthetic = [("qwen2", "qwen2-synthetic", QWEN2_ARGS, QWEN2_PROMPTS),
-                 ("qwen3moe", "qwen3moe-synthetic", QWEN3MOE_ARGS, QWEN3MOE_PROMPTS)]
-    for key, name, make_args, prompts in synthetic:
+    # (key, golden name, make-model args, prompts, all logits, needs llama.cpp)
+    synthetic = [("qwen2", "qwen2-synthetic", QWEN2_ARGS, QWEN2_PROMPTS, False, False),
+                 ("qwen3moe", "qwen3moe-synthetic", QWEN3MOE_ARGS, QWEN3MOE_PROMPTS, False,
+                  False)]
+    synthetic += [(arch, f"{arch}-synthetic", margs, STORIES_PROMPTS, True, True)
+                  for arch, margs in SYNTHETIC.items()]
+    for key, name, make_args, prompts, full_logits, need_llamacpp in synthetic:
         if a.only not in (None, key):
             continue
         if not os.path.exists(a.weft):
@@ -228,8 +262,8 @@ def main():
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, name + ".gguf")
             subprocess.run([a.weft, "make-model", *args, "-o", path], check=True)
-            make_golden(name, path, prompts, False, a.llamacpp_python,
-                        extra={"make_model_args": make_args})
+            make_golden(name, path, prompts, full_logits, a.llamacpp_python,
+                        extra={"make_model_args": make_args}, need_llamacpp=need_llamacpp)
     return 0
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Independent numpy reference of Weft's forward pass (llama, qwen2, gemma3, qwen3moe).
+"""Independent numpy reference of Weft's forward pass (llama, qwen2, gemma3,
+qwen3moe, qwen3, gemma2, phi3).
 
 Reads a GGUF file with gguf.GGUFReader, dequantizes every weight with
 gguf.quants.dequantize, and runs the transformer in float64 activations
@@ -39,7 +40,7 @@ class RefConfig:
 
     def __init__(self, reader):
         arch = _field(reader, "general.architecture")
-        if arch not in ("llama", "qwen2", "gemma3", "qwen3moe"):
+        if arch not in ("llama", "qwen2", "gemma3", "qwen3moe", "qwen3", "gemma2", "phi3"):
             raise ValueError(f"unsupported architecture {arch!r}")
         self.arch = arch
 
@@ -74,11 +75,34 @@ class RefConfig:
             self.rope_factor = 1.0
         self.rope_orig_ctx = int(get("rope.scaling.original_context_length",
                                      self.n_ctx_train))
-        self.final_softcap = float(get("final_logit_softcapping", 0.0) or 0.0)
-        self.attn_softcap = float(get("attn_logit_softcapping", 0.0) or 0.0)
-        self.sliding_window = int(get("attention.sliding_window", 0) or 0)
-        # NeoX (rotate halves) for qwen2 and gemma3, adjacent pairs for llama.
-        self.rope_neox = arch in ("qwen2", "gemma3", "qwen3moe")
+        # Gemma 2 caps attention logits at 50 and final logits at 30 unless
+        # the file says otherwise (HF Gemma2Config defaults).
+        soft = (30.0, 50.0) if arch == "gemma2" else (0.0, 0.0)
+        self.final_softcap = float(get("final_logit_softcapping", soft[0]) or 0.0)
+        self.attn_softcap = float(get("attn_logit_softcapping", soft[1]) or 0.0)
+        self.sliding_window = int(get("attention.sliding_window",
+                                      4096 if arch == "gemma2" else 0) or 0)
+        if arch == "phi3":
+            self.sliding_window = 0  # llama.cpp disables Phi-3's window
+        # Gemma 2: every second layer (even ones) is local; Gemma 3: 5 of 6.
+        self.swa_pattern = {"gemma2": int(get("attention.sliding_window_pattern", 2)),
+                            "gemma3": 6}.get(arch, 0)
+        # Local layers' RoPE base: Gemma 3 fixes 10000, Gemma 2 uses the
+        # global one (or rope.freq_base_swa).
+        self.rope_base_local = (10000.0 if arch == "gemma3" else
+                                float(get("rope.freq_base_swa", self.rope_base)))
+        # cos/sin multiplier (LongRoPE's attention factor).
+        self.rope_attn_factor = float(get("rope.scaling.attn_factor", 1.0))
+        # NeoX (rotate halves) for every family but llama (adjacent pairs).
+        self.rope_neox = arch != "llama"
+        # Gemma 2/3 scale embeddings by sqrt(n_embd) and use GeGLU.
+        self.gemma = arch in ("gemma2", "gemma3")
+        # Query scale: 1/sqrt(query_pre_attn_scalar); HF's configs give
+        # n_embd / n_head for the 27B models (Gemma 2: 46 layers, Gemma 3:
+        # 62), head_dim otherwise; GGUFs carry no key for it.
+        big = {"gemma2": 46, "gemma3": 62}.get(arch)
+        qpas = self.n_embd // self.n_head if self.n_layer == big else self.head_dim_k
+        self.attn_scale = 1.0 / math.sqrt(qpas)
         # Mixture of experts: softmax router, top-k, weights renormalised
         # (llama.cpp's build_moe_ffn with norm_w for qwen3moe).
         self.n_expert = int(get("expert_count", 0) or 0)
@@ -87,12 +111,13 @@ class RefConfig:
             self.n_ff // self.n_expert_used if self.n_expert_used else 0)
 
     def layer_is_local(self, il):
-        return self.arch == "gemma3" and self.sliding_window > 0 and il % 6 != 5
+        p = self.swa_pattern
+        return p > 0 and self.sliding_window > 0 and il % p != p - 1
 
     def layer_rope(self, il):
         """(base, freq_scale, scaling type) for layer il."""
         if self.layer_is_local(il):
-            return 10000.0, 1.0, "none"
+            return self.rope_base_local, 1.0, "none"
         return self.rope_base, 1.0 / self.rope_factor, self.rope_scaling
 
 
@@ -107,7 +132,7 @@ def _rope_cos_sin(cfg, il, positions, freq_factors):
         inv = inv / freq_factors.astype(np.float64)
     theta_extrap = np.outer(np.asarray(positions, dtype=np.float64), inv)
     theta_interp = freq_scale * theta_extrap
-    mscale = 1.0
+    mscale = cfg.rope_attn_factor
     if stype == "yarn":
         beta_fast, beta_slow = 32.0, 1.0
 
@@ -120,7 +145,7 @@ def _rope_cos_sin(cfg, il, positions, freq_factors):
         y = (i - low) / max(0.001, high - low)
         ramp = 1.0 - np.clip(y, 0.0, 1.0)  # ext_factor = 1
         theta = theta_interp * (1 - ramp) + theta_extrap * ramp
-        mscale = 1.0 + 0.1 * math.log(1.0 / freq_scale)
+        mscale *= 1.0 + 0.1 * math.log(1.0 / freq_scale)
     else:
         theta = theta_interp
     return np.cos(theta) * mscale, np.sin(theta) * mscale
@@ -159,7 +184,9 @@ def _silu(x):
 
 
 class RefModel:
-    def __init__(self, path):
+    def __init__(self, path, n_ctx=0):
+        """n_ctx: the context one sequence may reach; LongRoPE files use
+        their long factors beyond the original context, else the short."""
         self.reader = GGUFReader(path)
         self.cfg = RefConfig(self.reader)
         self.t = {}
@@ -170,18 +197,38 @@ class RefModel:
         self._w = {}
         self.layers = []
         for il in range(cfg.n_layer):
-            self.layers.append({k: self._get(f"blk.{il}.{k}", optional=True) for k in (
+            L = {k: self._get(f"blk.{il}.{k}", optional=True) for k in (
                 "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
                 "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.weight",
                 "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight",
                 "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight",
-                "post_ffw_norm.weight", "ffn_gate_inp.weight", "ffn_gate_exps.weight",
-                "ffn_up_exps.weight", "ffn_down_exps.weight")})
+                "post_ffw_norm.weight", "attn_qkv.weight", "ffn_gate_inp.weight",
+                "ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight")}
+            self._split_fused(L)
+            self.layers.append(L)
         self.tok_embd = self._get("token_embd.weight")  # [vocab, n_embd] f32
         out = self._get("output.weight", optional=True)
-        self.output = out if out is not None else self.tok_embd
+        # Gemma 2 always reads its logits through the embedding matrix.
+        self.output = out if out is not None and cfg.arch != "gemma2" else self.tok_embd
         self.output_norm = self._get("output_norm.weight")
         self.freq_factors = self._get("rope_freqs.weight", optional=True)
+        if self.freq_factors is None:  # Phi-3 LongRoPE (su) factors
+            which = "long" if n_ctx > cfg.rope_orig_ctx else "short"
+            self.freq_factors = self._get(f"rope_factors_{which}.weight", optional=True)
+
+    def _split_fused(self, L):
+        """Phi-3 stores q|k|v in one matrix and gate|up in ffn_up."""
+        cfg = self.cfg
+        qkv = L.pop("attn_qkv.weight")
+        if qkv is not None:
+            nq = cfg.n_head * cfg.head_dim_k
+            nk = cfg.n_head_kv * cfg.head_dim_k
+            L["attn_q.weight"], L["attn_k.weight"], L["attn_v.weight"] = (
+                qkv[:nq], qkv[nq:nq + nk], qkv[nq + nk:])
+        up = L["ffn_up.weight"]
+        if L["ffn_gate.weight"] is None and up is not None and up.shape[0] == 2 * cfg.n_ff:
+            gu = L["ffn_up.weight"]
+            L["ffn_gate.weight"], L["ffn_up.weight"] = gu[:cfg.n_ff], gu[cfg.n_ff:]
 
     def _get(self, name, optional=False):
         t = self.t.get(name)
@@ -208,7 +255,7 @@ class RefModel:
         T = len(tokens)
         positions = list(range(start_pos, start_pos + T))
         x = self.tok_embd[np.asarray(tokens)].copy()  # [T, n_embd]
-        if cfg.arch == "gemma3":
+        if cfg.gemma:
             x = x * math.sqrt(cfg.n_embd)
         hd, hdv = cfg.head_dim_k, cfg.head_dim_v
         group = cfg.n_head // cfg.n_head_kv
@@ -229,9 +276,7 @@ class RefModel:
             c["v"] = v if c["v"] is None else np.concatenate([c["v"], v], axis=0)
             c["pos"] = c["pos"] + positions
             kpos = np.asarray(c["pos"])
-            scale = 1.0 / math.sqrt(hd)
-            if cfg.arch == "gemma3" and cfg.n_layer == 62:  # 27B: llama.cpp's rule
-                scale = 1.0 / math.sqrt(cfg.n_embd // cfg.n_head)
+            scale = cfg.attn_scale
             out = np.zeros((T, cfg.n_head, hdv))
             for hq in range(cfg.n_head):
                 hk = hq // group
@@ -257,7 +302,7 @@ class RefModel:
             else:
                 g = self._mm(h, L["ffn_gate.weight"])
                 u = self._mm(h, L["ffn_up.weight"])
-                act = _gelu_tanh(g) if cfg.arch == "gemma3" else _silu(g)
+                act = _gelu_tanh(g) if cfg.gemma else _silu(g)
                 f = self._mm(act * u, L["ffn_down.weight"])
             if L["post_ffw_norm.weight"] is not None:
                 f = _rmsnorm(f, L["post_ffw_norm.weight"], cfg.eps)

@@ -2,11 +2,12 @@
 
 #include <cmath>
 
+#include "model/config_internal.h"
 #include "util/enum_name.h"
 #include "util/strings.h"
 
 namespace weft::model {
-namespace {
+namespace config_internal {
 
 // Reads "<arch>.<key>" as an integer; NotFound names the key.
 StatusOr<int64_t> GetInt(const gguf::GgufFile& f, const std::string& key) {
@@ -42,7 +43,7 @@ StatusOr<double> GetFloatOr(const gguf::GgufFile& f, const std::string& key,
 }
 
 Status Positive(const gguf::GgufFile& f, const std::string& key, int64_t v,
-                int64_t max = int64_t{1} << 24) {
+                int64_t max) {
   if (v <= 0 || v > max) {
     return InvalidArgumentError(StrFormat(
         "%s: metadata key %s = %lld is out of range [1, %lld]",
@@ -52,15 +53,19 @@ Status Positive(const gguf::GgufFile& f, const std::string& key, int64_t v,
   return OkStatus();
 }
 
-}  // namespace
+}  // namespace config_internal
+
+using namespace config_internal;  // NOLINT: this file defines them
 
 std::string_view ArchName(Arch arch) {
-  static constexpr std::string_view kNames[] = {"llama", "qwen2", "gemma3", "qwen3moe"};
-  return EnumName<Arch::kQwen3Moe>(arch, kNames, "?");
+  static constexpr std::string_view kNames[] = {"llama", "qwen2",  "gemma3", "qwen3moe",
+                                                 "qwen3", "gemma2", "phi3"};
+  return EnumName<Arch::kPhi3>(arch, kNames, "?");
 }
 
 RopeParams ModelConfig::LayerRope(int64_t il) const {
   RopeParams p;
+  p.attn_factor = rope_attn_factor;  // ggml applies it on every layer
   if (IsLocalLayer(il)) {
     p.base = rope_base_local;
     return p;
@@ -110,20 +115,18 @@ Status ReadArchitecture(const gguf::GgufFile& f, ModelConfig* c) {
         arch_or.status().message().c_str()));
   }
   c->arch_name = *arch_or;
-  if (c->arch_name == "llama") {
-    c->arch = Arch::kLlama;
-  } else if (c->arch_name == "qwen2") {
-    c->arch = Arch::kQwen2;
-  } else if (c->arch_name == "gemma3") {
-    c->arch = Arch::kGemma3;
-  } else if (c->arch_name == "qwen3moe") {
-    c->arch = Arch::kQwen3Moe;
-  } else {
-    return UnimplementedError(StrFormat(
-        "%s: unsupported architecture '%s' (supported: llama, qwen2, gemma3, qwen3moe)",
-        f.path().c_str(), CEscape(c->arch_name).c_str()));
+  std::string supported;
+  for (int a = 0; a <= static_cast<int>(Arch::kPhi3); ++a) {
+    const std::string_view name = ArchName(static_cast<Arch>(a));
+    if (c->arch_name == name) {
+      c->arch = static_cast<Arch>(a);
+      return OkStatus();
+    }
+    supported += (a ? ", " : "") + std::string(name);
   }
-  return OkStatus();
+  return UnimplementedError(StrFormat("%s: unsupported architecture '%s' (supported: %s)",
+                                      f.path().c_str(), CEscape(c->arch_name).c_str(),
+                                      supported.c_str()));
 }
 
 // Widths, layers, heads, head sizes, context and the RMS norm epsilon.
@@ -221,6 +224,12 @@ Status ReadRope(const gguf::GgufFile& f, const std::string& p, ModelConfig* c) {
   ASSIGN_OR_RETURN(c->rope_orig_ctx,
                    GetIntOr(f, p + "rope.scaling.original_context_length",
                             c->n_ctx_train));
+  ASSIGN_OR_RETURN(double attn_factor, GetFloatOr(f, p + "rope.scaling.attn_factor", 1.0));
+  if (!(attn_factor > 0 && attn_factor < 100)) {
+    return InvalidArgumentError(StrFormat("%s: %srope.scaling.attn_factor = %g is invalid",
+                                          f.path().c_str(), p.c_str(), attn_factor));
+  }
+  c->rope_attn_factor = static_cast<float>(attn_factor);
   if (c->rope_scaling == RopeScaling::kYarn && c->rope_orig_ctx <= 0) {
     return InvalidArgumentError(StrFormat(
         "%s: YaRN needs %srope.scaling.original_context_length",
@@ -287,6 +296,8 @@ Status SetArchLayout(const gguf::GgufFile& f, const std::string& p, ModelConfig*
       RETURN_IF_ERROR(ReadExperts(f, p, c));
       c->moe_norm_weights = true;  // llama.cpp: build_moe_ffn(norm_w = true)
       break;
+    default:
+      return SetNewArchLayout(f, p, c);
   }
   return OkStatus();
 }
@@ -307,9 +318,14 @@ Status ReadTensorShapes(const gguf::GgufFile& f, ModelConfig* c) {
         static_cast<long long>(c->n_embd)));
   }
   c->n_vocab = static_cast<int64_t>(embd->ne(1));
-  c->tied_output = f.FindTensor("output.weight") == nullptr;
+  c->tied_output = c->tied_output || f.FindTensor("output.weight") == nullptr;
   c->qkv_bias = f.FindTensor("blk.0.attn_q.bias") != nullptr;
   c->has_rope_freqs = f.FindTensor("rope_freqs.weight") != nullptr;
+  c->has_long_short_rope = f.FindTensor("rope_factors_long.weight") != nullptr ||
+                           f.FindTensor("blk.0.rope_factors_long.weight") != nullptr;
+  // llama.cpp's create_tensor_qkv: a fused attn_qkv replaces q, k and v.
+  c->fused_qkv = f.FindTensor("blk.0.attn_qkv.weight") != nullptr;
+  if (c->fused_qkv) c->qkv_bias = false;
   return OkStatus();
 }
 

@@ -1,7 +1,8 @@
 // ModelConfig: the hyper-parameters of a decoder-only transformer, read from
 // GGUF metadata the way llama.cpp reads them, for the architectures Weft
-// runs: `llama` (Llama 2/3, Mistral, TinyLlama, SmolLM), `qwen2`,
-// `gemma3` and the mixture-of-experts `qwen3moe`.
+// runs: `llama` (Llama 2/3, Mistral, TinyLlama, SmolLM), `qwen2`, `gemma3`,
+// the mixture-of-experts `qwen3moe`, and `qwen3`, `gemma2` and `phi3`
+// (config_archs.cc: the newer dense families).
 //
 // Thread safety: a value; no shared state.
 // Invariants (after ModelConfigFromGguf succeeds): every size is > 0,
@@ -16,7 +17,7 @@
 
 namespace weft::model {
 
-enum class Arch { kLlama, kQwen2, kGemma3, kQwen3Moe };
+enum class Arch { kLlama, kQwen2, kGemma3, kQwen3Moe, kQwen3, kGemma2, kPhi3 };
 
 // How RoPE pairs the dimensions of a head.
 enum class RopeType {
@@ -39,6 +40,7 @@ struct RopeParams {
   int64_t orig_ctx = 0;                     // YaRN: original context length
   float beta_fast = 32.0f;                  // YaRN ramp start
   float beta_slow = 1.0f;                   // YaRN ramp end
+  float attn_factor = 1.0f;                 // multiplies cos/sin (rope.scaling.attn_factor)
 };
 
 struct ModelConfig {
@@ -64,13 +66,17 @@ struct ModelConfig {
   int64_t rope_orig_ctx = 0;                     // rope.scaling.original_context_length
   float rope_base_local = 10000.0f;              // gemma3 sliding-window layers
   bool has_rope_freqs = false;                   // rope_freqs.weight present (llama3)
+  float rope_attn_factor = 1.0f;                 // rope.scaling.attn_factor (phi3 LongRoPE)
+  bool has_long_short_rope = false;              // rope_factors_long/_short present (phi3)
 
   bool tied_output = false;     // no output.weight: logits use token_embd
   bool qkv_bias = false;        // attn_{q,k,v}.bias present (qwen2)
-  bool qk_norm = false;         // per-head RMSNorm of q and k (gemma3)
-  bool post_norms = false;      // RMSNorm after attention and after FFN (gemma3)
+  bool fused_qkv = false;       // one attn_qkv.weight [q+k+v rows] (phi3)
+  bool fused_gate_up = false;   // ffn_up.weight holds gate then up rows (phi3)
+  bool qk_norm = false;         // per-head RMSNorm of q and k (gemma3, qwen3)
+  bool post_norms = false;      // RMSNorm after attention and after FFN (gemma2/3)
   FfnActivation activation = FfnActivation::kSilu;  // FFN gate activation
-  float embd_scale = 1.0f;      // multiplies token embeddings (gemma3: sqrt(n_embd))
+  float embd_scale = 1.0f;      // multiplies token embeddings (gemma2/3: sqrt(n_embd))
   float attn_scale = 1.0f;      // multiplies q·k (1/sqrt(head_dim_k))
   float attn_softcap = 0.0f;    // attn_logit_softcapping, 0 = off
   float final_softcap = 0.0f;   // final_logit_softcapping, 0 = off

@@ -1,13 +1,15 @@
-// Model::Forward: the decoder stack for llama / qwen2 / gemma3 on the fast
+// Model::Forward: the decoder stack for llama / qwen2 / gemma3 / qwen3 /
+// gemma2 / phi3 on the fast
 // kernels (kernels/matmul.h, kernels/kernel_table.h), over a varlen batch of
 // tokens from one or more sequences.
 //
 // Per layer (llama.cpp's graphs):
-//   h = RMSNorm(x) ; q,k,v = h Wq,Wk,Wv (+bias) ; [gemma3: RMSNorm per head of q,k]
+//   h = RMSNorm(x) ; q,k,v = h Wq,Wk,Wv (+bias) ; [gemma3, qwen3: RMSNorm per head of q,k]
 //   RoPE(q,k) ; write k,v to the cache ; a = softmax(q k^T * scale + mask) v
-//   o = a Wo ; [gemma3: o = RMSNorm(o)] ; x += o
-//   h = RMSNorm(x) ; f = (act(h Wgate) * h Wup) Wdown ; [gemma3: f = RMSNorm(f)] ; x += f
+//   o = a Wo ; [gemma2/3: o = RMSNorm(o)] ; x += o
+//   h = RMSNorm(x) ; f = (act(h Wgate) * h Wup) Wdown ; [gemma2/3: f = RMSNorm(f)] ; x += f
 //   [MoE: f = the router's top-k experts' FFNs of h, weighted (model/moe.h)]
+// (phi3's fused attn_qkv and gate+up ffn_up arrive as row views: weights.h.)
 // then logits = RMSNorm(x) Wout for the rows that want them.
 //
 // Every step is either per token (norms, RoPE, activations, residuals, the

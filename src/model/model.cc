@@ -18,7 +18,8 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(
   CHECK(file != nullptr);
   std::unique_ptr<Model> m(new Model());
   ASSIGN_OR_RETURN(m->config_, ModelConfigFromGguf(*file));
-  ASSIGN_OR_RETURN(m->weights_, LoadWeights(*file, m->config_));
+  const bool long_rope = options.n_ctx_seq > m->config_.rope_orig_ctx;
+  ASSIGN_OR_RETURN(m->weights_, LoadWeights(*file, m->config_, long_rope));
   if (options.repack_x8) RepackWeightsX8(*file, &m->weights_);
   m->file_ = std::move(file);
   return m;

@@ -56,6 +56,11 @@ struct LoadOptions {
   // released, so memory stays about the file's size. Off: matmuls read the
   // mapped file in place (results differ in float rounding only).
   bool repack_x8 = true;
+  // The context one sequence may reach; 0 = unknown. LongRoPE models
+  // (phi3 with rope_factors_long/_short) use the long factors when it
+  // exceeds rope.scaling.original_context_length, else the short ones
+  // (llama.cpp's rule, with its n_ctx_seq).
+  int64_t n_ctx_seq = 0;
 };
 
 class Model {

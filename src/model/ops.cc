@@ -81,7 +81,7 @@ void RmsNorm(const float* x, const float* w, int64_t n, float eps, float* out) {
 void RopeTable(const RopeParams& p, int64_t n_rot, int32_t pos,
                const float* freq_factors, float* out) {
   const int64_t half = n_rot / 2;
-  float low = 0, high = 0, mscale = 1.0f;
+  float low = 0, high = 0, mscale = p.attn_factor;
   const bool yarn = p.scaling == RopeScaling::kYarn;
   if (yarn) {
     auto corr_dim = [&](float n_rot_beta) {
@@ -92,7 +92,7 @@ void RopeTable(const RopeParams& p, int64_t n_rot, int32_t pos,
     };
     low = std::max(0.0f, std::floor(corr_dim(p.beta_fast)));
     high = std::min(static_cast<float>(n_rot - 1), std::ceil(corr_dim(p.beta_slow)));
-    mscale = 1.0f + 0.1f * std::log(1.0f / p.freq_scale);
+    mscale *= 1.0f + 0.1f * std::log(1.0f / p.freq_scale);
   }
   for (int64_t i = 0; i < half; ++i) {
     // theta_extrap = pos * base^(-2i/n_rot) / factor_i, in double for

@@ -135,6 +135,54 @@ class Loader {
   const gguf::GgufFile& f_;
 };
 
+// Rows [r0, r0 + rows) of m, as a matrix of its own (same bytes).
+WeightMatrix RowView(const WeightMatrix& m, const char* part, int64_t r0, int64_t rows) {
+  WeightMatrix v = m;
+  v.name = m.name + "[" + part + "]";
+  v.rows = rows;
+  v.data = m.data + static_cast<uint64_t>(r0) * m.row_bytes;
+  return v;
+}
+
+// q, k, v: separate tensors, or views onto a fused attn_qkv.
+Status LoadQkv(Loader& ld, const ModelConfig& c, const std::string& p, LayerWeights* L) {
+  if (!c.fused_qkv) {
+    ASSIGN_OR_RETURN(L->wq, ld.Matrix(p + "attn_q.weight", c.q_dim(), c.n_embd));
+    ASSIGN_OR_RETURN(L->wk, ld.Matrix(p + "attn_k.weight", c.k_dim(), c.n_embd));
+    ASSIGN_OR_RETURN(L->wv, ld.Matrix(p + "attn_v.weight", c.v_dim(), c.n_embd));
+    return OkStatus();
+  }
+  ASSIGN_OR_RETURN(WeightMatrix qkv, ld.Matrix(p + "attn_qkv.weight",
+                                               c.q_dim() + c.k_dim() + c.v_dim(), c.n_embd));
+  L->wq = RowView(qkv, "q", 0, c.q_dim());
+  L->wk = RowView(qkv, "k", c.q_dim(), c.k_dim());
+  L->wv = RowView(qkv, "v", c.q_dim() + c.k_dim(), c.v_dim());
+  return OkStatus();
+}
+
+// gate and up: separate tensors, or views onto phi3's ffn_up [2 * n_ff rows].
+Status LoadGateUp(Loader& ld, const ModelConfig& c, const std::string& p, LayerWeights* L) {
+  if (!c.fused_gate_up) {
+    ASSIGN_OR_RETURN(L->ffn_gate, ld.Matrix(p + "ffn_gate.weight", c.n_ff, c.n_embd));
+    ASSIGN_OR_RETURN(L->ffn_up, ld.Matrix(p + "ffn_up.weight", c.n_ff, c.n_embd));
+    return OkStatus();
+  }
+  ASSIGN_OR_RETURN(WeightMatrix gu, ld.Matrix(p + "ffn_up.weight", 2 * c.n_ff, c.n_embd));
+  L->ffn_gate = RowView(gu, "gate", 0, c.n_ff);
+  L->ffn_up = RowView(gu, "up", c.n_ff, c.n_ff);
+  return OkStatus();
+}
+
+// rope_freqs (llama3), else phi3's rope_factors_long / _short.
+StatusOr<WeightVector> LoadRopeFactors(Loader& ld, const ModelConfig& c, bool long_rope) {
+  ASSIGN_OR_RETURN(WeightVector v, ld.Vector("rope_freqs.weight", c.n_rot / 2, true));
+  if (!v.empty() || !c.has_long_short_rope) return v;
+  const std::string name = long_rope ? "rope_factors_long.weight" : "rope_factors_short.weight";
+  ASSIGN_OR_RETURN(v, ld.Vector(name, c.n_rot / 2, true));
+  if (!v.empty()) return v;
+  return ld.Vector("blk.0." + name, c.n_rot / 2);
+}
+
 }  // namespace
 
 kernels::MatMulArgs MatMulArgsFor(const WeightMatrix& w, const float* x, float* y, int64_t m,
@@ -155,7 +203,7 @@ kernels::MatMulArgs MatMulArgsFor(const WeightMatrix& w, const float* x, float* 
 }
 
 StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
-                                   const ModelConfig& c) {
+                                   const ModelConfig& c, bool long_rope) {
   Loader ld(file);
   ModelWeights w;
   ASSIGN_OR_RETURN(w.token_embd, ld.Matrix("token_embd.weight", c.n_vocab, c.n_embd));
@@ -165,12 +213,11 @@ StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
     ASSIGN_OR_RETURN(w.output, ld.Matrix("output.weight", c.n_vocab, c.n_embd));
   }
   ASSIGN_OR_RETURN(w.output_norm, ld.Vector("output_norm.weight", c.n_embd));
-  ASSIGN_OR_RETURN(w.rope_freqs, ld.Vector("rope_freqs.weight", c.n_rot / 2,
-                                           /*optional=*/true));
+  ASSIGN_OR_RETURN(w.rope_freqs, LoadRopeFactors(ld, c, long_rope));
   for (float x : w.rope_freqs) {
     if (!(x > 0)) {
       return InvalidArgumentError(StrFormat(
-          "%s: tensor rope_freqs.weight has a non-positive factor",
+          "%s: the RoPE frequency factors have a non-positive factor",
           file.path().c_str()));
     }
   }
@@ -179,9 +226,7 @@ StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
     LayerWeights& L = w.layers[static_cast<size_t>(il)];
     const std::string p = StrFormat("blk.%lld.", static_cast<long long>(il));
     ASSIGN_OR_RETURN(L.attn_norm, ld.Vector(p + "attn_norm.weight", c.n_embd));
-    ASSIGN_OR_RETURN(L.wq, ld.Matrix(p + "attn_q.weight", c.q_dim(), c.n_embd));
-    ASSIGN_OR_RETURN(L.wk, ld.Matrix(p + "attn_k.weight", c.k_dim(), c.n_embd));
-    ASSIGN_OR_RETURN(L.wv, ld.Matrix(p + "attn_v.weight", c.v_dim(), c.n_embd));
+    RETURN_IF_ERROR(LoadQkv(ld, c, p, &L));
     if (c.qkv_bias) {
       ASSIGN_OR_RETURN(L.bq, ld.Vector(p + "attn_q.bias", c.q_dim()));
       ASSIGN_OR_RETURN(L.bk, ld.Vector(p + "attn_k.bias", c.k_dim()));
@@ -209,8 +254,7 @@ StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
       ASSIGN_OR_RETURN(m.down, ld.Slices(p + "ffn_down_exps.weight", ne, c.n_embd, ff));
       continue;
     }
-    ASSIGN_OR_RETURN(L.ffn_gate, ld.Matrix(p + "ffn_gate.weight", c.n_ff, c.n_embd));
-    ASSIGN_OR_RETURN(L.ffn_up, ld.Matrix(p + "ffn_up.weight", c.n_ff, c.n_embd));
+    RETURN_IF_ERROR(LoadGateUp(ld, c, p, &L));
     ASSIGN_OR_RETURN(L.ffn_down, ld.Matrix(p + "ffn_down.weight", c.n_embd, c.n_ff));
   }
   return w;

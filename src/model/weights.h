@@ -70,7 +70,9 @@ struct ModelWeights {
   WeightMatrix token_embd;      // [n_vocab, n_embd]
   WeightMatrix output;          // [n_vocab, n_embd]; == token_embd when tied
   WeightVector output_norm;     // [n_embd]
-  WeightVector rope_freqs;      // [n_rot / 2] or empty (llama3 factors)
+  // [n_rot / 2] or empty: llama3's rope_freqs, or phi3's LongRoPE
+  // rope_factors_long / _short (LoadWeightsOptions::long_rope picks).
+  WeightVector rope_freqs;
   std::vector<LayerWeights> layers;
   // Storage of the matrices' x8 copies (RepackWeightsX8: one buffer).
   std::vector<std::shared_ptr<uint8_t>> x8_buffers;
@@ -82,9 +84,12 @@ kernels::MatMulArgs MatMulArgsFor(const WeightMatrix& w, const float* x, float* 
                                   kernels::ThreadPool* pool, kernels::MatMulScratch* scratch);
 
 // Finds and checks every tensor the config needs. Errors name the tensor
-// (missing, wrong shape, or a type Weft cannot dequantize).
+// (missing, wrong shape, or a type Weft cannot dequantize). Fused tensors
+// (phi3's attn_qkv and gate+up ffn_up) become row-range views (wq/wk/wv,
+// ffn_gate/ffn_up) onto the one tensor, without copying. `long_rope`:
+// use rope_factors_long rather than _short where a file has both.
 StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
-                                   const ModelConfig& config);
+                                   const ModelConfig& config, bool long_rope = false);
 
 // Copies every matrix MatMul reads (the layers' and the output; not the
 // token embedding, which is looked up by row) whose type has an x8 layout

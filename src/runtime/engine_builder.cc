@@ -200,10 +200,22 @@ void FillSummary(const model::Model& model, const KvSetup& s,
 
 }  // namespace
 
+namespace {
+
+// The model's load options: LongRoPE models pick their factors by the
+// context a sequence may reach (the --max-model-len flag, when given).
+model::LoadOptions LoadOptionsOf(const EngineConfig& config) {
+  model::LoadOptions o;
+  o.n_ctx_seq = config.scheduler.max_model_len;
+  return o;
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<server::EngineBackend>> BuildBackend(
     const EngineConfig& config, EngineSummary* summary) {
   ASSIGN_OR_RETURN(std::unique_ptr<model::Model> loaded,
-                   model::Model::Load(config.model_path));
+                   model::Model::Load(config.model_path, LoadOptionsOf(config)));
   std::shared_ptr<const model::Model> model = std::move(loaded);
   const model::ModelConfig& mc = model->config();
   ASSIGN_OR_RETURN(std::unique_ptr<tokenizer::Tokenizer> tok,

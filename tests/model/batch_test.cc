@@ -146,6 +146,21 @@ TEST(MixedBatchTest, SyntheticQwen3Moe) {
   }
 }
 
+// The newer families: q/k norms (qwen3), soft-capping and alternating
+// windows (gemma2), fused views (phi3).
+TEST(MixedBatchTest, SyntheticNewArchsQ8) {
+  for (const char* arch : {"qwen3", "gemma2", "phi3"}) {
+    SCOPED_TRACE(arch);
+    testing::SyntheticSpec s;
+    s.arch = arch;
+    s.n_layer = 3;
+    s.type = GgmlType::kQ8_0;
+    auto m = testing::LoadSynthetic(s);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    CheckModel(*m->model);
+  }
+}
+
 TEST(MixedBatchTest, Stories260K) {
   const std::string path = std::string(WEFT_SHARED_MODELS_DIR) + "/stories260K.gguf";
   if (!std::ifstream(path).good()) GTEST_SKIP() << "no " << path;

@@ -78,10 +78,13 @@ std::vector<uint8_t> BuildSynthetic(const SyntheticSpec& s) {
     w.SetUint32(p + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
     w.SetUint32(p + "expert_feed_forward_length", static_cast<uint32_t>(s.n_ff));
   }
-  if (s.arch == "gemma3") {
+  if (s.arch == "gemma3" || s.arch == "gemma2") {
     w.SetUint32(p + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
     w.SetFloat32(p + "rope.freq_base", 1e6f);
   }
+  const bool phi3 = s.arch == "phi3";
+  const bool qk_norm = s.arch == "gemma3" || s.arch == "qwen3" || s.arch == "qwen3moe";
+  const bool post_norms = s.arch == "gemma3" || s.arch == "gemma2";
   const float ws = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
   b.Matrix("token_embd.weight", s.n_vocab, s.n_embd, 1.0f);
   if (!s.tied) b.Matrix("output.weight", s.n_vocab, s.n_embd, ws);
@@ -89,22 +92,24 @@ std::vector<uint8_t> BuildSynthetic(const SyntheticSpec& s) {
   for (int64_t il = 0; il < s.n_layer; ++il) {
     const std::string l = "blk." + std::to_string(il) + ".";
     b.Vector(l + "attn_norm.weight", s.n_embd, 1.0f, 0.1f);
-    b.Matrix(l + "attn_q.weight", s.n_head * hd, s.n_embd, ws);
-    b.Matrix(l + "attn_k.weight", s.n_head_kv * hd, s.n_embd, ws);
-    b.Matrix(l + "attn_v.weight", s.n_head_kv * hd, s.n_embd, ws);
+    if (phi3) {  // fused q|k|v
+      b.Matrix(l + "attn_qkv.weight", (s.n_head + 2 * s.n_head_kv) * hd, s.n_embd, ws);
+    } else {
+      b.Matrix(l + "attn_q.weight", s.n_head * hd, s.n_embd, ws);
+      b.Matrix(l + "attn_k.weight", s.n_head_kv * hd, s.n_embd, ws);
+      b.Matrix(l + "attn_v.weight", s.n_head_kv * hd, s.n_embd, ws);
+    }
     if (s.arch == "qwen2") {
       b.Vector(l + "attn_q.bias", s.n_head * hd, 0.0f, 0.5f);
       b.Vector(l + "attn_k.bias", s.n_head_kv * hd, 0.0f, 0.5f);
       b.Vector(l + "attn_v.bias", s.n_head_kv * hd, 0.0f, 0.5f);
     }
     b.Matrix(l + "attn_output.weight", s.n_embd, s.n_head * hd, ws);
-    if (s.arch == "qwen3moe") {
+    if (qk_norm) {
       b.Vector(l + "attn_q_norm.weight", hd, 1.0f, 0.1f);
       b.Vector(l + "attn_k_norm.weight", hd, 1.0f, 0.1f);
     }
-    if (s.arch == "gemma3") {
-      b.Vector(l + "attn_q_norm.weight", hd, 1.0f, 0.1f);
-      b.Vector(l + "attn_k_norm.weight", hd, 1.0f, 0.1f);
+    if (post_norms) {
       b.Vector(l + "post_attention_norm.weight", s.n_embd, 1.0f, 0.1f);
       b.Vector(l + "post_ffw_norm.weight", s.n_embd, 1.0f, 0.1f);
     }
@@ -118,8 +123,12 @@ std::vector<uint8_t> BuildSynthetic(const SyntheticSpec& s) {
                1.0f / std::sqrt(static_cast<float>(s.n_ff)), ne);
       continue;
     }
-    b.Matrix(l + "ffn_gate.weight", s.n_ff, s.n_embd, ws);
-    b.Matrix(l + "ffn_up.weight", s.n_ff, s.n_embd, ws);
+    if (phi3) {  // gate rows, then up rows
+      b.Matrix(l + "ffn_up.weight", 2 * s.n_ff, s.n_embd, ws);
+    } else {
+      b.Matrix(l + "ffn_gate.weight", s.n_ff, s.n_embd, ws);
+      b.Matrix(l + "ffn_up.weight", s.n_ff, s.n_embd, ws);
+    }
     b.Matrix(l + "ffn_down.weight", s.n_embd, s.n_ff, 1.0f / std::sqrt(static_cast<float>(s.n_ff)));
   }
   if (s.edit) s.edit(w);

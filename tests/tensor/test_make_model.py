@@ -213,3 +213,36 @@ def test_loads_in_llama_cpp_if_available(tmp_path):
     llm = llama_cpp.Llama(model_path=path, n_ctx=256, verbose=False)
     out = llm("Hello", max_tokens=4, temperature=0.0)
     assert out["usage"]["completion_tokens"] > 0
+
+
+@pytest.mark.parametrize("arch", ["qwen3", "gemma2", "phi3"])
+def test_newer_families_layout(tmp_path, arch):
+    """The tensors and keys llama.cpp's qwen3 / gemma2 / phi3 loaders read
+    (src/models/*.cpp): q/k norms, post norms and a tied output, fused
+    attn_qkv and gate+up ffn_up with LongRoPE factors."""
+    path = make(tmp_path, "n.gguf", "--arch", arch, "--dim", "64", "--layers", "2",
+                "--heads", "4", "--kv-heads", "2", "--ffn", "96", "--vocab-from", SPM,
+                "--type", "q8_0", "--sliding-window", "16")
+    r = GGUFReader(path)
+    t = {x.name: [int(d) for d in x.shape] for x in r.tensors}
+    a = arch + "."
+    if arch == "qwen3":
+        assert t["blk.1.attn_q_norm.weight"] == [16]
+        assert t["blk.1.attn_k_norm.weight"] == [16]
+        assert "blk.0.attn_q.bias" not in t and "output.weight" in t
+    if arch == "gemma2":
+        assert "output.weight" not in t
+        assert t["blk.1.post_attention_norm.weight"] == [64]
+        assert t["blk.1.post_ffw_norm.weight"] == [64]
+        assert field(r, a + "attention.sliding_window") == 16
+        assert field(r, a + "attn_logit_softcapping") == pytest.approx(50.0)
+        assert field(r, a + "final_logit_softcapping") == pytest.approx(30.0)
+    if arch == "phi3":
+        assert t["blk.1.attn_qkv.weight"] == [64, 64 + 2 * 32]
+        assert t["blk.1.ffn_up.weight"] == [64, 2 * 96]
+        assert "blk.1.ffn_gate.weight" not in t and "blk.1.attn_q.weight" not in t
+        assert t["rope_factors_long.weight"] == [8]
+        assert t["rope_factors_short.weight"] == [8]
+        assert field(r, a + "rope.scaling.attn_factor") == pytest.approx(1.1902, abs=1e-4)
+        assert field(r, a + "rope.scaling.original_context_length") == 4096
+        assert "phi3" not in field(r, "general.name")
