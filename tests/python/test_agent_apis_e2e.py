@@ -73,14 +73,17 @@ def test_messages_stop_sequence(claude):
 def test_messages_tool_round_trip(claude):
     tools = [{"name": "get_weather", "description": "Current weather in a city",
               "input_schema": WEATHER}]
-    forced = {"type": "tool", "name": "get_weather"}
+    # One call, greedy: with parallel calls allowed this model keeps adding
+    # calls (16 may be forced) and runs into max_tokens before the JSON ends.
+    forced = {"type": "tool", "name": "get_weather", "disable_parallel_tool_use": True}
+    greedy = {"temperature": 0}
     m = claude.messages.create(model="weft", max_tokens=200, tools=tools, tool_choice=forced,
-                               messages=ASK)
+                               messages=ASK, extra_body=greedy)
     assert m.stop_reason == "tool_use"
     call = next(b for b in m.content if b.type == "tool_use")
     assert call.name == "get_weather" and isinstance(call.input["city"], str)
     with claude.messages.stream(model="weft", max_tokens=200, tools=tools, tool_choice=forced,
-                                messages=ASK) as s:
+                                messages=ASK, extra_body=greedy) as s:
         streamed = s.get_final_message()
     scall = next(b for b in streamed.content if b.type == "tool_use")
     assert scall.name == "get_weather" and isinstance(scall.input["city"], str)
@@ -122,11 +125,13 @@ def test_responses_text_stream_and_tools(smol):
     tools = [{"type": "function", "name": "get_weather", "parameters": WEATHER,
               "description": "Current weather in a city"}]
     r = client.responses.create(model="weft", input=ASK, tools=tools, max_output_tokens=200,
-                                tool_choice={"type": "function", "name": "get_weather"})
+                                tool_choice={"type": "function", "name": "get_weather"},
+                                temperature=0, parallel_tool_calls=False)
     call = next(o for o in r.output if o.type == "function_call")
     assert isinstance(json.loads(call.arguments)["city"], str)
     with client.responses.stream(model="weft", input=ASK, tools=tools, max_output_tokens=200,
-                                 tool_choice="required") as s:
+                                 tool_choice="required", temperature=0,
+                                 parallel_tool_calls=False) as s:
         final = s.get_final_response()
     assert any(o.type == "function_call" for o in final.output)
     follow = ASK + [{"type": "function_call", "call_id": call.call_id, "name": call.name,
