@@ -145,7 +145,17 @@ def test_two_turns_clear_third_turn_exit(chat):
         assert f.read().strip() == "0"
 
 
-def test_ctrl_c_stops_the_answer_not_the_chat(chat):
+@pytest.fixture
+def long_chat():
+    # Room for a long answer: with -n 120 a loaded machine finished the
+    # answer before the Ctrl-C reached it ("reached its length limit").
+    term = start_chat("-n 1500", "--ctx 2048")
+    yield term
+    term.close()
+
+
+def test_ctrl_c_stops_the_answer_not_the_chat(long_chat):
+    chat = long_chat
     chat.wait_for(lambda s: s.rstrip().endswith(">>>"), "the first prompt")
     message = "Write a long story about a dragon who learns to sail."
     chat.type(message)
