@@ -1,6 +1,6 @@
 // `weft make-model`: writes a synthetic GGUF model with random weights in
 // the tensor layout llama.cpp expects for the llama, qwen2, gemma3,
-// qwen3moe, qwen3, gemma2 or phi3 architecture (the last three in
+// qwen3moe, gpt-oss, qwen3, gemma2 or phi3 architecture (the last three in
 // make_model_arch.cc), with the whole vocabulary (every tokenizer.* key)
 // copied from another GGUF, so that it tokenizes like the real model and can
 // be used for benchmarks and tests that need a particular shape.
@@ -42,7 +42,8 @@ std::vector<TensorSpec> BuildSpecs(const ModelShape& s) {
     specs.push_back({p + "attn_q.weight", {dim, q_dim}, Init::kWeight});
     specs.push_back({p + "attn_k.weight", {dim, kv_dim}, Init::kWeight});
     specs.push_back({p + "attn_v.weight", {dim, kv_dim}, Init::kWeight});
-    if (s.arch == "qwen2") {
+    const bool oss = s.arch == "gpt-oss";
+    if (s.arch == "qwen2" || oss) {
       specs.push_back({p + "attn_q.bias", {q_dim}, Init::kBias});
       specs.push_back({p + "attn_k.bias", {kv_dim}, Init::kBias});
       specs.push_back({p + "attn_v.bias", {kv_dim}, Init::kBias});
@@ -56,16 +57,28 @@ std::vector<TensorSpec> BuildSpecs(const ModelShape& s) {
                        Init::kNorm});
     }
     specs.push_back({p + "attn_output.weight", {q_dim, dim}, Init::kWeight});
+    if (oss) {
+      specs.push_back({p + "attn_output.bias", {dim}, Init::kBias});
+      specs.push_back({p + "attn_sinks.weight", {static_cast<uint64_t>(s.heads)}, Init::kBias});
+    }
     if (s.arch == "gemma3") {
       specs.push_back({p + "post_attention_norm.weight", {dim}, Init::kNorm});
     }
-    specs.push_back({p + "ffn_norm.weight", {dim}, Init::kNorm});
+    // gpt-oss's FFN input norm is named post_attention_norm.
+    specs.push_back({p + (oss ? "post_attention_norm.weight" : "ffn_norm.weight"), {dim},
+                     Init::kNorm});
     if (s.experts > 0) {
       const uint64_t ne = static_cast<uint64_t>(s.experts);
       specs.push_back({p + "ffn_gate_inp.weight", {dim, ne}, Init::kWeight});
       specs.push_back({p + "ffn_gate_exps.weight", {dim, ffn, ne}, Init::kWeight});
       specs.push_back({p + "ffn_up_exps.weight", {dim, ffn, ne}, Init::kWeight});
       specs.push_back({p + "ffn_down_exps.weight", {ffn, dim, ne}, Init::kWeight});
+      if (oss) {
+        specs.push_back({p + "ffn_gate_inp.bias", {ne}, Init::kBias});
+        specs.push_back({p + "ffn_gate_exps.bias", {ffn, ne}, Init::kBias});
+        specs.push_back({p + "ffn_up_exps.bias", {ffn, ne}, Init::kBias});
+        specs.push_back({p + "ffn_down_exps.bias", {dim, ne}, Init::kBias});
+      }
       continue;
     }
     specs.push_back({p + "ffn_gate.weight", {dim, ffn}, Init::kWeight});
@@ -173,9 +186,14 @@ void SetArchMetadata(const ModelShape& s, GgmlType type,
   w->SetFloat32(a + "rope.freq_base", static_cast<float>(s.rope_base));
   w->SetUint32(a + "rope.dimension_count", static_cast<uint32_t>(s.head_dim));
   w->SetUint32(a + "vocab_size", static_cast<uint32_t>(s.vocab));
-  if (s.arch == "gemma3") {
+  if (s.arch == "gemma3" || s.arch == "gpt-oss") {
     w->SetUint32(a + "attention.sliding_window",
                  static_cast<uint32_t>(s.sliding_window));
+  }
+  if (s.arch == "gpt-oss") {  // the real model's YaRN: 4k context x 32
+    w->SetString(a + "rope.scaling.type", "yarn");
+    w->SetFloat32(a + "rope.scaling.factor", 32.0f);
+    w->SetUint32(a + "rope.scaling.original_context_length", 4096);
   }
   if (s.experts > 0) {
     w->SetUint32(a + "expert_count", static_cast<uint32_t>(s.experts));
@@ -187,12 +205,12 @@ void SetArchMetadata(const ModelShape& s, GgmlType type,
 
 // Checks the flags; returns an empty string when they make a model.
 std::string ValidateShape(const ModelShape& s) {
-  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "gemma3" && s.arch != "qwen3moe" &&
+  const bool moe = s.arch == "qwen3moe" || s.arch == "gpt-oss";
+  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "gemma3" && !moe &&
       !IsNewArch(s.arch)) {
-    return "--arch must be llama, qwen2, gemma3, qwen3moe, qwen3, gemma2 or phi3, not '" +
-           s.arch + "'";
+    return "--arch must be llama, qwen2, gemma3, qwen3moe, gpt-oss, qwen3, gemma2 or phi3, "
+           "not '" + s.arch + "'";
   }
-  const bool moe = s.arch == "qwen3moe";
   if (moe != (s.experts > 0)) {
     return moe ? "--experts is required for " + s.arch : "--experts needs a MoE --arch";
   }
@@ -256,7 +274,8 @@ struct MakeModelOptions {
 
 void RegisterMakeModelFlags(MakeModelOptions* o, FlagSet* flags) {
   ModelShape& s = o->s;
-  flags->String("arch", &s.arch, "llama | qwen2 | gemma3 | qwen3moe | qwen3 | gemma2 | phi3");
+  flags->String("arch", &s.arch,
+                 "llama | qwen2 | gemma3 | qwen3moe | gpt-oss | qwen3 | gemma2 | phi3");
   flags->Int("dim", &s.dim, "embedding length");
   flags->Int("layers", &s.layers, "number of blocks");
   flags->Int("heads", &s.heads, "attention (query) heads");
@@ -266,7 +285,7 @@ void RegisterMakeModelFlags(MakeModelOptions* o, FlagSet* flags) {
   flags->Int("experts-used", &s.experts_used, "MoE: experts per token");
   flags->Int("head-dim", &s.head_dim, "per-head size (0: dim / heads)");
   flags->Int("ctx", &s.ctx, "context_length");
-  flags->Int("sliding-window", &s.sliding_window, "gemma2/gemma3 sliding window");
+  flags->Int("sliding-window", &s.sliding_window, "gemma2/gemma3/gpt-oss sliding window");
   flags->Double("attn-softcap", &s.attn_softcap, "gemma2 attention logit soft-cap");
   flags->Double("final-softcap", &s.final_softcap, "gemma2 final logit soft-cap");
   flags->String("vocab-from", &o->vocab_path, "GGUF whose tokenizer.* keys to copy");
@@ -295,7 +314,7 @@ bool ParseMakeModelFlags(int argc, char** argv, MakeModelOptions* o, GgmlType* t
       "weft make-model --arch A --dim N --layers N --heads N --kv-heads N "
       "--ffn N --vocab-from VOCAB.gguf --type T -o OUT.gguf",
       "Write a synthetic model with random weights (llama, qwen2, gemma3, "
-      "qwen3moe, qwen3, gemma2 or phi3 layout) and the vocabulary of another "
+      "qwen3moe, gpt-oss, qwen3, gemma2 or phi3 layout) and the vocabulary of another "
       "GGUF. 1-D tensors are F32; matrices whose rows do not fit the type's "
       "block fall back to q8_0 or f16. Output.weight is untied by default, but "
       "gemma2/3 tie it to token_embd (as the real models do).");
@@ -351,8 +370,9 @@ int WriteModel(const MakeModelOptions& o, GgmlType type, const gguf::GgufFile& v
     if (e.key.rfind("tokenizer.", 0) == 0) writer.Set(e.key, e.value);
   }
   for (const TensorSpec& spec : BuildSpecs(s)) {
-    // The router stays F32, as llama.cpp's quantizer leaves ffn_gate_inp.
-    const bool f32 = spec.dims.size() == 1 || spec.name.find("ffn_gate_inp") != std::string::npos;
+    // The router and biases stay F32, as llama.cpp's quantizer leaves them.
+    const bool f32 = spec.dims.size() == 1 || spec.init == Init::kBias ||
+                     spec.name.find("ffn_gate_inp") != std::string::npos;
     const GgmlType t = f32 ? GgmlType::kF32 : MatrixType(type, spec.dims[0]);
     auto data = MakeTensor(spec, t, static_cast<uint64_t>(o.seed), o.std_dev,
                            static_cast<int>(o.threads));

@@ -131,6 +131,15 @@ QWEN3MOE_ARGS = ["--arch", "qwen3moe", "--dim", "128", "--layers", "2", "--heads
                  "--type", "f32", "--tie-embeddings", "--seed", "1", "--std", "0.2"]
 
 
+# gpt-oss: 8 experts, 2 per token, f32, untied; sliding window 8 on even
+# layers (the prompts plus 64 tokens cross it), YaRN x32, sinks, biases.
+GPTOSS_ARGS = ["--arch", "gpt-oss", "--dim", "128", "--layers", "2", "--heads", "4",
+               "--kv-heads", "2", "--head-dim", "32", "--ffn", "64", "--experts", "8",
+               "--experts-used", "2", "--sliding-window", "8",
+               "--vocab-from", "{shared}/ggml-vocab-llama-spm.gguf", "--type", "f32",
+               "--seed", "1", "--std", "0.2"]
+
+
 def sha256(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -234,7 +243,7 @@ def make_golden(name, model_path, prompts, full_logits, llamacpp_python, extra=N
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=["stories", "gemma", "smollm2", "qwen2", "qwen3moe",
-                                       *SYNTHETIC])
+                                       "gpt-oss", *SYNTHETIC])
     ap.add_argument("--weft", default=os.path.join(ROOT, "build", "release", "weft"))
     ap.add_argument("--llamacpp-python", default="/work/refvenv/bin/python")
     a = ap.parse_args()
@@ -249,7 +258,8 @@ def main():
     # (key, golden name, make-model args, prompts, all logits, needs llama.cpp)
     synthetic = [("qwen2", "qwen2-synthetic", QWEN2_ARGS, QWEN2_PROMPTS, False, False),
                  ("qwen3moe", "qwen3moe-synthetic", QWEN3MOE_ARGS, QWEN3MOE_PROMPTS, False,
-                  False)]
+                  False),
+                 ("gpt-oss", "gpt-oss-synthetic", GPTOSS_ARGS, QWEN3MOE_PROMPTS, False, True)]
     synthetic += [(arch, f"{arch}-synthetic", margs, STORIES_PROMPTS, True, True)
                   for arch, margs in SYNTHETIC.items()]
     for key, name, make_args, prompts, full_logits, need_llamacpp in synthetic:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Independent numpy reference of Weft's forward pass (llama, qwen2, gemma3,
-qwen3moe, qwen3, gemma2, phi3).
+qwen3moe, gpt-oss, qwen3, gemma2, phi3).
 
 Reads a GGUF file with gguf.GGUFReader, dequantizes every weight with
 gguf.quants.dequantize, and runs the transformer in float64 activations
@@ -40,7 +40,8 @@ class RefConfig:
 
     def __init__(self, reader):
         arch = _field(reader, "general.architecture")
-        if arch not in ("llama", "qwen2", "gemma3", "qwen3moe", "qwen3", "gemma2", "phi3"):
+        if arch not in ("llama", "qwen2", "gemma3", "qwen3moe", "gpt-oss", "qwen3", "gemma2",
+                        "phi3"):
             raise ValueError(f"unsupported architecture {arch!r}")
         self.arch = arch
 
@@ -86,7 +87,7 @@ class RefConfig:
             self.sliding_window = 0  # llama.cpp disables Phi-3's window
         # Gemma 2: every second layer (even ones) is local; Gemma 3: 5 of 6.
         self.swa_pattern = {"gemma2": int(get("attention.sliding_window_pattern", 2)),
-                            "gemma3": 6}.get(arch, 0)
+                            "gemma3": 6, "gpt-oss": 2}.get(arch, 0)
         # Local layers' RoPE base: Gemma 3 fixes 10000, Gemma 2 uses the
         # global one (or rope.freq_base_swa).
         self.rope_base_local = (10000.0 if arch == "gemma3" else
@@ -103,6 +104,8 @@ class RefConfig:
         big = {"gemma2": 46, "gemma3": 62}.get(arch)
         qpas = self.n_embd // self.n_head if self.n_layer == big else self.head_dim_k
         self.attn_scale = 1.0 / math.sqrt(qpas)
+        if arch == "gpt-oss":  # q.k scaled by 1/sqrt(n_rot)
+            self.attn_scale = 1.0 / math.sqrt(self.n_rot)
         # Mixture of experts: softmax router, top-k, weights renormalised
         # (llama.cpp's build_moe_ffn with norm_w for qwen3moe).
         self.n_expert = int(get("expert_count", 0) or 0)
@@ -116,7 +119,8 @@ class RefConfig:
 
     def layer_rope(self, il):
         """(base, freq_scale, scaling type) for layer il."""
-        if self.layer_is_local(il):
+        # gpt-oss: the same YaRN RoPE on local and global layers.
+        if self.layer_is_local(il) and self.arch != "gpt-oss":
             return self.rope_base_local, 1.0, "none"
         return self.rope_base, 1.0 / self.rope_factor, self.rope_scaling
 
@@ -203,7 +207,9 @@ class RefModel:
                 "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight",
                 "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight",
                 "post_ffw_norm.weight", "attn_qkv.weight", "ffn_gate_inp.weight",
-                "ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight")}
+                "ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight",
+                "attn_output.bias", "attn_sinks.weight", "ffn_gate_inp.bias",
+                "ffn_gate_exps.bias", "ffn_up_exps.bias", "ffn_down_exps.bias")}
             self._split_fused(L)
             self.layers.append(L)
         self.tok_embd = self._get("token_embd.weight")  # [vocab, n_embd] f32
@@ -277,6 +283,7 @@ class RefModel:
             c["pos"] = c["pos"] + positions
             kpos = np.asarray(c["pos"])
             scale = cfg.attn_scale
+            sinks = L["attn_sinks.weight"]
             out = np.zeros((T, cfg.n_head, hdv))
             for hq in range(cfg.n_head):
                 hk = hq // group
@@ -288,15 +295,23 @@ class RefModel:
                 if cfg.layer_is_local(il):
                     mask |= (qpos - kpos[None, :]) >= cfg.sliding_window
                 s = np.where(mask, -np.inf, s)
-                s = s - s.max(axis=1, keepdims=True)
-                p = np.exp(s)
-                p /= p.sum(axis=1, keepdims=True)
+                if sinks is not None:  # an extra logit per head, with no value
+                    mx = np.maximum(s.max(axis=1, keepdims=True), sinks[hq])
+                    p = np.exp(s - mx)
+                    p /= p.sum(axis=1, keepdims=True) + np.exp(sinks[hq] - mx)
+                else:
+                    s = s - s.max(axis=1, keepdims=True)
+                    p = np.exp(s)
+                    p /= p.sum(axis=1, keepdims=True)
                 out[:, hq, :] = p @ c["v"][:, hk, :]
-            a = self._mm(out.reshape(T, cfg.n_head * hdv), L["attn_output.weight"])
-            if L["post_attention_norm.weight"] is not None:
+            a = self._mm(out.reshape(T, cfg.n_head * hdv), L["attn_output.weight"],
+                         L["attn_output.bias"])
+            oss = cfg.arch == "gpt-oss"  # post_attention_norm is its FFN norm
+            if L["post_attention_norm.weight"] is not None and not oss:
                 a = _rmsnorm(a, L["post_attention_norm.weight"], cfg.eps)
             x = x + a
-            h = _rmsnorm(x, L["ffn_norm.weight"], cfg.eps)
+            h = _rmsnorm(x, L["post_attention_norm.weight" if oss else "ffn_norm.weight"],
+                         cfg.eps)
             if cfg.n_expert > 0:
                 f = self._moe(h, L)
             else:
@@ -318,18 +333,35 @@ class RefModel:
     def _moe(self, h, L):
         """Mixture of experts: each token's top-k experts, weighted."""
         cfg = self.cfg
-        logits = self._mm(h, L["ffn_gate_inp.weight"])  # [T, n_expert]
+        logits = self._mm(h, L["ffn_gate_inp.weight"], L["ffn_gate_inp.bias"])
         p = np.exp(logits - logits.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)
+        oss = cfg.arch == "gpt-oss"
         out = np.zeros_like(h)
+
+        def bias(name, e):
+            b = L[name]
+            return 0.0 if b is None else b[e]
+
         for t in range(h.shape[0]):
-            sel = np.argsort(-p[t], kind="stable")[:cfg.n_expert_used]
-            w = p[t, sel]
-            w = w / max(w.sum(), 6.103515625e-5)
+            if oss:  # top k of the logits, softmax over those k
+                sel = np.argsort(-logits[t], kind="stable")[:cfg.n_expert_used]
+                w = np.exp(logits[t, sel] - logits[t, sel].max())
+                w = w / w.sum()
+            else:  # softmax over all, top k, renormalised
+                sel = np.argsort(-p[t], kind="stable")[:cfg.n_expert_used]
+                w = p[t, sel]
+                w = w / max(w.sum(), 6.103515625e-5)
             for e, we in zip(sel, w):
-                g = L["ffn_gate_exps.weight"][e] @ h[t]
-                u = L["ffn_up_exps.weight"][e] @ h[t]
-                out[t] += we * (L["ffn_down_exps.weight"][e] @ (_silu(g) * u))
+                g = L["ffn_gate_exps.weight"][e] @ h[t] + bias("ffn_gate_exps.bias", e)
+                u = L["ffn_up_exps.weight"][e] @ h[t] + bias("ffn_up_exps.bias", e)
+                if oss:  # clamped SwiGLU, alpha 1.702, limit 7
+                    g = np.minimum(g, 7.0)
+                    act = g / (1.0 + np.exp(-1.702 * g)) * (np.clip(u, -7.0, 7.0) + 1.0)
+                else:
+                    act = _silu(g) * u
+                d = L["ffn_down_exps.weight"][e] @ act + bias("ffn_down_exps.bias", e)
+                out[t] += we * d
         return out
 
     def _logits(self, x):

@@ -46,8 +46,8 @@ float SliceSoftmax(const KernelTable& t, float* s, int64_t n, float softcap,
 }
 
 void MergeSlices(const float* part, int64_t stride, int64_t n, int64_t hdv,
-                 float* out) {
-  float mx = -INFINITY;
+                 float* out, float sink) {
+  float mx = sink;
   for (int64_t k = 0; k < n; ++k) {
     if (part[k * stride + 1] > 0) mx = std::max(mx, part[k * stride]);
   }
@@ -60,6 +60,7 @@ void MergeSlices(const float* part, int64_t stride, int64_t n, int64_t hdv,
     l += w * p[1];
     for (int64_t i = 0; i < hdv; ++i) out[i] += w * p[2 + i];
   }
+  if (sink != -INFINITY) l += std::exp(sink - mx);
   const float inv = 1.0f / l;
   for (int64_t i = 0; i < hdv; ++i) out[i] *= inv;
 }
@@ -100,7 +101,7 @@ void Attention(const KernelTable& t, const AttentionArgs& a) {
     (a.v_type == KvType::kF32 ? t.wsum_f32 : t.wsum_f16)(
         rows.data(), j1 - j0, s, 0, 1, a.head_dim, p + 2, 0);
   }
-  MergeSlices(part.data(), stride, n_slices, a.head_dim, a.out);
+  MergeSlices(part.data(), stride, n_slices, a.head_dim, a.out, a.sink);
 }
 
 void RmsNorm(const float* x, const float* w, int64_t n, float eps, float* out) {

@@ -5,6 +5,7 @@
 // Thread safety: pure functions of their arguments.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -55,11 +56,13 @@ inline int64_t SlicePartialFloats(int64_t hdv) { return hdv + 2; }
 float SliceSoftmax(const KernelTable& t, float* s, int64_t n, float softcap,
                    float* m);
 
-// out [hdv] = (sum_k w_k o_k) / (sum_k w_k l_k), w_k = exp(m_k - max m),
-// over the n partials part + k * stride (SlicePartialFloats layout) whose
-// l_k > 0, in order k = 0 .. n-1. REQUIRES: at least one has l_k > 0.
+// out [hdv] = (sum_k w_k o_k) / (sum_k w_k l_k + exp(sink - M)),
+// w_k = exp(m_k - M), M = max(max m_k, sink), over the n partials part + k *
+// stride (SlicePartialFloats layout) whose l_k > 0, in order k = 0 .. n-1.
+// `sink`: an attention sink's logit (gpt-oss), an extra softmax term with
+// no value; -inf: none. REQUIRES: at least one has l_k > 0.
 void MergeSlices(const float* part, int64_t stride, int64_t n, int64_t hdv,
-                 float* out);
+                 float* out, float sink = -INFINITY);
 
 // One query row against n_kv cached rows: out = softmax(scale * q.K^T) V,
 // by slices of kAttentionSlice positions (the reference that the model's
@@ -77,6 +80,7 @@ struct AttentionArgs {
   int64_t head_dim = 0;     // elements per row
   float scale = 1.0f;       // applied to q.k before the softmax
   float softcap = 0.0f;     // > 0: s = softcap * tanh(s / softcap)
+  float sink = -INFINITY;   // attention sink logit (MergeSlices); -inf: none
   float* scores = nullptr;  // [n_kv] caller scratch
   float* out = nullptr;     // [head_dim]
 };

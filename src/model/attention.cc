@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <vector>
 
 #include "kernels/ops.h"
@@ -303,7 +304,8 @@ void SliceAttention::RunTask(int64_t job, int thread) {
     for (int64_t r = 0; r < nr; ++r) {
       const int64_t ti = r / nh, h = kvh * group_ + g.g0 + r % nh;
       kernels::MergeSlices(part(kvh) + r * row_stride, stride_, g.n_slices, hdv_,
-                           out_ + (g.t0 + ti) * c_.n_head * hdv_ + h * hdv_);
+                           out_ + (g.t0 + ti) * c_.n_head * hdv_ + h * hdv_,
+                           ax_.sinks != nullptr ? ax_.sinks[h] : -INFINITY);
     }
   }
 }

@@ -25,6 +25,8 @@ struct AttentionContext {
   // task's query rows, scores and a tile of dequantized rows). Size >=
   // pool's num_threads (1 without a pool).
   std::vector<std::vector<float>>* scores = nullptr;
+  // [n_head] the layer's attention sink logits (gpt-oss); null: none.
+  const float* sinks = nullptr;
 };
 
 // Floats of per-thread scratch Attention needs (any batch, any context).

@@ -59,14 +59,14 @@ using namespace config_internal;  // NOLINT: this file defines them
 
 std::string_view ArchName(Arch arch) {
   static constexpr std::string_view kNames[] = {"llama", "qwen2",  "gemma3", "qwen3moe",
-                                                 "qwen3", "gemma2", "phi3"};
-  return EnumName<Arch::kPhi3>(arch, kNames, "?");
+                                                 "qwen3", "gemma2", "phi3",   "gpt-oss"};
+  return EnumName<Arch::kGptOss>(arch, kNames, "?");
 }
 
 RopeParams ModelConfig::LayerRope(int64_t il) const {
   RopeParams p;
   p.attn_factor = rope_attn_factor;  // ggml applies it on every layer
-  if (IsLocalLayer(il)) {
+  if (IsLocalLayer(il) && !swa_global_rope) {
     p.base = rope_base_local;
     return p;
   }
@@ -116,7 +116,7 @@ Status ReadArchitecture(const gguf::GgufFile& f, ModelConfig* c) {
   }
   c->arch_name = *arch_or;
   std::string supported;
-  for (int a = 0; a <= static_cast<int>(Arch::kPhi3); ++a) {
+  for (int a = 0; a <= static_cast<int>(Arch::kGptOss); ++a) {
     const std::string_view name = ArchName(static_cast<Arch>(a));
     if (c->arch_name == name) {
       c->arch = static_cast<Arch>(a);
@@ -296,6 +296,24 @@ Status SetArchLayout(const gguf::GgufFile& f, const std::string& p, ModelConfig*
       RETURN_IF_ERROR(ReadExperts(f, p, c));
       c->moe_norm_weights = true;  // llama.cpp: build_moe_ffn(norm_w = true)
       break;
+    case Arch::kGptOss: {
+      // llama.cpp's openai-moe graph: sliding window on even layers (the
+      // same YaRN RoPE on all), sinks, biases, SOFTMAX_WEIGHT gating,
+      // SWIGLU_OAI experts, q.k scaled by 1/sqrt(n_rot).
+      c->rope_type = RopeType::kNeox;
+      RETURN_IF_ERROR(ReadExperts(f, p, c));
+      c->moe_softmax_topk = true;
+      c->moe_swiglu_oai = true;
+      c->attn_sinks = true;
+      c->attn_out_bias = true;
+      c->swa_global_rope = true;
+      ASSIGN_OR_RETURN(c->sliding_window, GetInt(f, p + "attention.sliding_window"));
+      RETURN_IF_ERROR(Positive(f, p + "attention.sliding_window", c->sliding_window,
+                               int64_t{1} << 30));
+      c->swa_pattern = 2;
+      c->attn_scale = 1.0f / std::sqrt(static_cast<float>(c->n_rot));
+      break;
+    }
     default:
       return SetNewArchLayout(f, p, c);
   }

@@ -1,8 +1,8 @@
 // ModelConfig: the hyper-parameters of a decoder-only transformer, read from
 // GGUF metadata the way llama.cpp reads them, for the architectures Weft
 // runs: `llama` (Llama 2/3, Mistral, TinyLlama, SmolLM), `qwen2`, `gemma3`,
-// the mixture-of-experts `qwen3moe`, and `qwen3`, `gemma2` and `phi3`
-// (config_archs.cc: the newer dense families).
+// the mixture-of-experts `qwen3moe` and `gpt-oss`, and `qwen3`, `gemma2` and
+// `phi3` (config_archs.cc: the newer dense families).
 //
 // Thread safety: a value; no shared state.
 // Invariants (after ModelConfigFromGguf succeeds): every size is > 0,
@@ -17,7 +17,7 @@
 
 namespace weft::model {
 
-enum class Arch { kLlama, kQwen2, kGemma3, kQwen3Moe, kQwen3, kGemma2, kPhi3 };
+enum class Arch { kLlama, kQwen2, kGemma3, kQwen3Moe, kQwen3, kGemma2, kPhi3, kGptOss };
 
 // How RoPE pairs the dimensions of a head.
 enum class RopeType {
@@ -87,6 +87,15 @@ struct ModelConfig {
   int64_t n_expert_used = 0;    // expert_used_count (the k of top-k)
   int64_t n_ff_exp = 0;         // expert_feed_forward_length, else n_ff / k
   bool moe_norm_weights = false;  // renormalise the k router weights (qwen3moe)
+  // gpt-oss: top k of the raw logits, softmax over those k only
+  // (llama.cpp's SOFTMAX_WEIGHT gating); else softmax over all, then top k.
+  bool moe_softmax_topk = false;
+  // gpt-oss experts' clamped SwiGLU: g = min(g, 7), u = clamp(u, -7, 7),
+  // g * sigmoid(1.702 g) * (u + 1); else silu(g) * u.
+  bool moe_swiglu_oai = false;
+  bool attn_sinks = false;      // per-head sink logit in the softmax (gpt-oss)
+  bool attn_out_bias = false;   // attn_output.bias (gpt-oss)
+  bool swa_global_rope = false; // local layers use the global RoPE (gpt-oss)
 
   int64_t sliding_window = 0;   // attention.sliding_window, 0 = none
   int swa_pattern = 0;          // layer il is global iff il % swa_pattern == swa_pattern - 1

@@ -6,7 +6,7 @@
 // Per layer (llama.cpp's graphs):
 //   h = RMSNorm(x) ; q,k,v = h Wq,Wk,Wv (+bias) ; [gemma3, qwen3: RMSNorm per head of q,k]
 //   RoPE(q,k) ; write k,v to the cache ; a = softmax(q k^T * scale + mask) v
-//   o = a Wo ; [gemma2/3: o = RMSNorm(o)] ; x += o
+//   o = a Wo ; [gemma2/3: o = RMSNorm(o)] ; x += o  [gpt-oss: sinks in the softmax, Wo bias]
 //   h = RMSNorm(x) ; f = (act(h Wgate) * h Wup) Wdown ; [gemma2/3: f = RMSNorm(f)] ; x += f
 //   [MoE: f = the router's top-k experts' FFNs of h, weighted (model/moe.h)]
 // (phi3's fused attn_qkv and gate+up ffn_up arrive as row views: weights.h.)
@@ -241,8 +241,11 @@ void AttentionBlock(const Ctx& cx, const AttentionContext& ax, const ModelConfig
     kt.rope(s.k.data() + t * c.k_dim(), c.n_head_kv, c.head_dim_k, c.n_rot, neox, cs);
   }
   WriteKv(c, layer, batch, s.k.data(), s.v.data(), cache);
-  Attention(ax, c, layer, *cache, batch, s.q.data(), s.attn.data());
+  AttentionContext lax = ax;
+  if (!L.sinks.empty()) lax.sinks = L.sinks.data();
+  Attention(lax, c, layer, *cache, batch, s.q.data(), s.attn.data());
   Linear(cx, L.wo, s.attn.data(), T, s.o.data());
+  AddBias(s.o.data(), L.bo, T, c.n_embd);
   AddResidual(cx, c, L.post_attn_norm, T);
 }
 

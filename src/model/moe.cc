@@ -9,9 +9,39 @@
 
 namespace weft::model {
 
+namespace {
+
+// Indices of the k largest of v[n] (largest first, the lower index on
+// ties) into top[k].
+void TopK(const float* v, int64_t n, int64_t k, int32_t* top) {
+  bool taken[4096] = {};
+  CHECK_LE(n, 4096);
+  for (int64_t j = 0; j < k; ++j) {
+    int64_t best = -1;
+    for (int64_t e = 0; e < n; ++e) {
+      if (!taken[e] && (best < 0 || v[e] > v[best])) best = e;
+    }
+    taken[best] = true;
+    top[j] = static_cast<int32_t>(best);
+  }
+}
+
+}  // namespace
+
 void RouteToken(const ModelConfig& c, const float* logits, int32_t* experts,
                 float* weights) {
   const int64_t n = c.n_expert, k = c.n_expert_used;
+  if (c.moe_softmax_topk) {
+    // Top k of the logits, then the softmax of those k.
+    TopK(logits, n, k, experts);
+    float max = logits[experts[0]], sum = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      weights[j] = std::exp(logits[experts[j]] - max);
+      sum += weights[j];
+    }
+    for (int64_t j = 0; j < k; ++j) weights[j] /= sum;
+    return;
+  }
   // Softmax over all experts (ggml_soft_max: max-shifted, float).
   float max = logits[0];
   for (int64_t e = 1; e < n; ++e) max = std::max(max, logits[e]);
@@ -23,17 +53,8 @@ void RouteToken(const ModelConfig& c, const float* logits, int32_t* experts,
     sum += probs[e];
   }
   for (int64_t e = 0; e < n; ++e) probs[e] /= sum;
-  // Top k by selection: largest first, the lower index on ties.
-  bool taken[4096] = {};
-  for (int64_t j = 0; j < k; ++j) {
-    int64_t best = -1;
-    for (int64_t e = 0; e < n; ++e) {
-      if (!taken[e] && (best < 0 || probs[e] > probs[best])) best = e;
-    }
-    taken[best] = true;
-    experts[j] = static_cast<int32_t>(best);
-    weights[j] = probs[best];
-  }
+  TopK(probs, n, k, experts);
+  for (int64_t j = 0; j < k; ++j) weights[j] = probs[experts[j]];
   if (c.moe_norm_weights) {
     float total = 0;
     for (int64_t j = 0; j < k; ++j) total += weights[j];
@@ -90,7 +111,26 @@ void ScatterRows(const float* y, const ExpertPlan& plan, const float* weights,
   }
 }
 
+void SwigluOai(const float* gate, const float* up, float* out, int64_t n) {
+  constexpr float kAlpha = 1.702f, kLimit = 7.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = std::min(gate[i], kLimit);
+    const float y = std::clamp(up[i], -kLimit, kLimit);
+    out[i] = x / (1.0f + std::exp(kAlpha * (-x))) * (y + 1.0f);
+  }
+}
+
 namespace {
+
+// rows [r0, r0 + m) of y ([rows, n]) += bias[e * n ...] (no-op when empty).
+void AddExpertBias(const WeightVector& bias, size_t e, int64_t n, int64_t r0,
+                   int64_t m, float* y) {
+  if (bias.empty()) return;
+  const float* b = bias.data() + e * static_cast<size_t>(n);
+  for (int64_t r = r0; r < r0 + m; ++r) {
+    for (int64_t i = 0; i < n; ++i) y[r * n + i] += b[i];
+  }
+}
 
 void Grow(std::vector<float>* v, int64_t n) {
   if (static_cast<int64_t>(v->size()) < n) v->resize(static_cast<size_t>(n));
@@ -151,6 +191,9 @@ void MoeFfn(const MoeContext& mc, const ModelConfig& c,
   if (T * n_exp * E < (int64_t{1} << 18)) router_mc.pool = nullptr;
   RunProducts(router_mc, {ExpertProduct{&w.router, xn, s->logits.data(), T}});
   for (int64_t t = 0; t < T; ++t) {
+    for (size_t e = 0; e < w.router_bias.size(); ++e) {
+      s->logits[static_cast<size_t>(t * n_exp) + e] += w.router_bias[e];
+    }
     RouteToken(c, s->logits.data() + t * n_exp, s->experts.data() + t * k,
                s->weights.data() + t * k);
   }
@@ -174,9 +217,17 @@ void MoeFfn(const MoeContext& mc, const ModelConfig& c,
     ps.push_back({&w.up[e], s->x.data() + r0 * E, s->up.data() + r0 * F, m});
   });
   RunProducts(mc, ps);
+  for_each_expert([&](size_t e, int64_t r0, int64_t m) {
+    AddExpertBias(w.gate_bias, e, F, r0, m, s->gate.data());
+    AddExpertBias(w.up_bias, e, F, r0, m, s->up.data());
+  });
   for (int64_t r = 0; r < rows; ++r) {
     float* g = s->gate.data() + r * F;
-    mc.kt->silu(g, s->up.data() + r * F, g, F);
+    if (c.moe_swiglu_oai) {
+      SwigluOai(g, s->up.data() + r * F, g, F);
+    } else {
+      mc.kt->silu(g, s->up.data() + r * F, g, F);
+    }
   }
   ps.clear();
   for_each_expert([&](size_t e, int64_t r0, int64_t m) {
@@ -184,6 +235,9 @@ void MoeFfn(const MoeContext& mc, const ModelConfig& c,
         {&w.down[e], s->gate.data() + r0 * F, s->down.data() + r0 * E, m});
   });
   RunProducts(mc, ps);
+  for_each_expert([&](size_t e, int64_t r0, int64_t m) {
+    AddExpertBias(w.down_bias, e, E, r0, m, s->down.data());
+  });
   // 4. Back to the tokens, weighted, in each token's top-k order.
   ScatterRows(s->down.data(), s->plan, s->weights.data(), T, k, E, out);
 }

@@ -1,5 +1,5 @@
-// The mixture-of-experts FFN (qwen3moe): a router picks n_expert_used of
-// n_expert expert FFNs per token and mixes their outputs with its weights.
+// The mixture-of-experts FFN (qwen3moe, gpt-oss): a router picks n_expert_used
+// of n_expert expert FFNs per token and mixes their outputs with its weights.
 //
 // Done the CPU way (llama.cpp's build_moe_ffn, computed grouped): per pass,
 // the batch's (token, expert) pairs are grouped by expert, each chosen expert
@@ -32,9 +32,15 @@ namespace weft::model {
 // experts (largest first; ties to the lower index) into experts[k] and
 // their mixing weights into weights[k]: softmax over all experts, then the
 // chosen probabilities, renormalised to sum 1 when c.moe_norm_weights (the
-// sum clamped below at 2^-14, as llama.cpp).
+// sum clamped below at 2^-14, as llama.cpp); with c.moe_softmax_topk
+// (gpt-oss) the top k logits and the softmax of those k.
 void RouteToken(const ModelConfig& c, const float* logits, int32_t* experts,
                 float* weights);
+
+// gpt-oss's clamped SwiGLU (ggml's swiglu_oai, alpha 1.702, limit 7):
+// out = min(g, 7) * sigmoid(1.702 min(g, 7)) * (clamp(u, -7, 7) + 1).
+// out may alias gate.
+void SwigluOai(const float* gate, const float* up, float* out, int64_t n);
 
 // Where each (token, slot) pair's row goes when the pairs are grouped by
 // expert: experts ascending, each expert's rows in token order.

@@ -99,15 +99,16 @@ class Loader {
   }
 
   // A 1-D vector of n elements, dequantized to float32.
+  // any_shape: n elements in any shape (the per-expert biases).
   StatusOr<WeightVector> Vector(const std::string& name, int64_t n,
-                                bool optional = false) {
+                                bool optional = false, bool any_shape = false) {
     const gguf::TensorInfo* t = f_.FindTensor(name);
     if (t == nullptr) {
       if (optional) return WeightVector();
       return Missing(name);
     }
     if (t->n_elements != static_cast<uint64_t>(n) ||
-        (t->dims.size() != 1 && !(t->dims.size() == 2 && t->dims[1] == 1))) {
+        (!any_shape && t->dims.size() != 1 && !(t->dims.size() == 2 && t->dims[1] == 1))) {
       return InvalidArgumentError(StrFormat(
           "%s: tensor %s has shape %s, want [%lld]", f_.path().c_str(),
           name.c_str(), ShapeString(*t).c_str(), static_cast<long long>(n)));
@@ -234,6 +235,12 @@ StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
     }
     ASSIGN_OR_RETURN(L.wo, ld.Matrix(p + "attn_output.weight", c.n_embd,
                                      c.n_head * c.head_dim_v));
+    if (c.attn_out_bias) {
+      ASSIGN_OR_RETURN(L.bo, ld.Vector(p + "attn_output.bias", c.n_embd));
+    }
+    if (c.attn_sinks) {
+      ASSIGN_OR_RETURN(L.sinks, ld.Vector(p + "attn_sinks.weight", c.n_head));
+    }
     if (c.qk_norm) {
       ASSIGN_OR_RETURN(L.q_norm, ld.Vector(p + "attn_q_norm.weight", c.head_dim_k));
       ASSIGN_OR_RETURN(L.k_norm, ld.Vector(p + "attn_k_norm.weight", c.head_dim_k));
@@ -244,7 +251,10 @@ StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
       ASSIGN_OR_RETURN(L.post_ffn_norm,
                        ld.Vector(p + "post_ffw_norm.weight", c.n_embd));
     }
-    ASSIGN_OR_RETURN(L.ffn_norm, ld.Vector(p + "ffn_norm.weight", c.n_embd));
+    // gpt-oss names its FFN input norm post_attention_norm.
+    const char* ffn_norm = c.arch == Arch::kGptOss ? "post_attention_norm.weight"
+                                                   : "ffn_norm.weight";
+    ASSIGN_OR_RETURN(L.ffn_norm, ld.Vector(p + ffn_norm, c.n_embd));
     if (c.is_moe()) {
       MoeLayerWeights& m = L.moe;
       const int64_t ne = c.n_expert, ff = c.n_ff_exp;
@@ -252,6 +262,13 @@ StatusOr<ModelWeights> LoadWeights(const gguf::GgufFile& file,
       ASSIGN_OR_RETURN(m.gate, ld.Slices(p + "ffn_gate_exps.weight", ne, ff, c.n_embd));
       ASSIGN_OR_RETURN(m.up, ld.Slices(p + "ffn_up_exps.weight", ne, ff, c.n_embd));
       ASSIGN_OR_RETURN(m.down, ld.Slices(p + "ffn_down_exps.weight", ne, c.n_embd, ff));
+      if (c.arch == Arch::kGptOss) {
+        ASSIGN_OR_RETURN(m.router_bias, ld.Vector(p + "ffn_gate_inp.bias", ne));
+        ASSIGN_OR_RETURN(m.gate_bias, ld.Vector(p + "ffn_gate_exps.bias", ne * ff, false, true));
+        ASSIGN_OR_RETURN(m.up_bias, ld.Vector(p + "ffn_up_exps.bias", ne * ff, false, true));
+        ASSIGN_OR_RETURN(m.down_bias,
+                         ld.Vector(p + "ffn_down_exps.bias", ne * c.n_embd, false, true));
+      }
       continue;
     }
     RETURN_IF_ERROR(LoadGateUp(ld, c, p, &L));

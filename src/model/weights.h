@@ -44,6 +44,10 @@ using WeightVector = std::vector<float>;
 // 2-D slices of the *_exps 3-D tensors (ggml dims {cols, rows, n_expert}).
 struct MoeLayerWeights {
   WeightMatrix router;             // [n_expert, n_embd] ffn_gate_inp
+  WeightVector router_bias;        // [n_expert] (gpt-oss)
+  WeightVector gate_bias;          // [n_expert, n_ff_exp] (gpt-oss)
+  WeightVector up_bias;            // [n_expert, n_ff_exp] (gpt-oss)
+  WeightVector down_bias;          // [n_expert, n_embd] (gpt-oss)
   std::vector<WeightMatrix> gate;  // n_expert x [n_ff_exp, n_embd]
   std::vector<WeightMatrix> up;    // n_expert x [n_ff_exp, n_embd]
   std::vector<WeightMatrix> down;  // n_expert x [n_embd, n_ff_exp]
@@ -56,6 +60,8 @@ struct LayerWeights {
   WeightMatrix wv;              // [v_dim, n_embd]
   WeightVector bq, bk, bv;      // [q_dim], [k_dim], [v_dim] (qwen2)
   WeightMatrix wo;              // [n_embd, n_head * head_dim_v]
+  WeightVector bo;              // [n_embd] (gpt-oss)
+  WeightVector sinks;           // [n_head] attention sink logits (gpt-oss)
   WeightVector q_norm, k_norm;  // [head_dim_k] (gemma3)
   WeightVector post_attn_norm;  // [n_embd] (gemma3)
   WeightVector ffn_norm;        // [n_embd]

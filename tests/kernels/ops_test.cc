@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/isa.h"
@@ -144,13 +145,16 @@ TEST(OpsTest, SiluAndGelu) {
   }
 }
 
+// With and without an attention sink (gpt-oss: an extra softmax logit with
+// no value), across slice boundaries (n_kv 300).
 TEST(OpsTest, AttentionF32AndF16) {
   for (Isa isa : SupportedIsas()) {
     const KernelTable& t = GetKernels(isa);
     for (int64_t head_dim : {4, 64, 72, 256}) {
       for (int64_t n_kv : {1, 2, 17, 300}) {
         for (KvType kv : {KvType::kF32, KvType::kF16}) {
-          for (float softcap : {0.0f, 30.0f}) {
+          for (auto [softcap, sink] : {std::pair{0.0f, -INFINITY}, std::pair{30.0f, -INFINITY},
+                                       std::pair{0.0f, 0.5f}, std::pair{0.0f, 4.0f}}) {
             std::vector<float> q = RandomVec(head_dim, 1), k = RandomVec(n_kv * head_dim, 2),
                                v = RandomVec(n_kv * head_dim, 3);
             std::vector<uint16_t> kh(k.size()), vh(v.size());
@@ -173,7 +177,9 @@ TEST(OpsTest, AttentionF32AndF16) {
               p[j] = s;
               mx = std::max(mx, s);
             }
+            if (sink != -INFINITY) mx = std::max<double>(mx, sink);
             for (double& s : p) sum += s = std::exp(s - mx);
+            if (sink != -INFINITY) sum += std::exp(sink - mx);
             for (int64_t j = 0; j < n_kv; ++j) {
               for (int64_t d = 0; d < head_dim; ++d) want[d] += p[j] / sum * v[j * head_dim + d];
             }
@@ -187,6 +193,7 @@ TEST(OpsTest, AttentionF32AndF16) {
             a.head_dim = head_dim;
             a.scale = scale;
             a.softcap = softcap;
+            a.sink = sink;
             a.scores = scores.data();
             a.out = out.data();
             Attention(t, a);

@@ -161,6 +161,21 @@ TEST(MixedBatchTest, SyntheticNewArchsQ8) {
   }
 }
 
+// gpt-oss: sinks, biases, a sliding window of 4 on even layers (the steps
+// cross it), YaRN, top-k-then-softmax routing, the clamped SwiGLU.
+TEST(MixedBatchTest, SyntheticGptOss) {
+  testing::SyntheticSpec s;
+  s.arch = "gpt-oss";
+  s.n_embd = 64;
+  s.head_dim = 16;
+  s.n_ff = 32;
+  s.n_layer = 2;
+  s.type = GgmlType::kQ8_0;
+  auto m = testing::LoadSynthetic(s);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  CheckModel(*m->model);
+}
+
 TEST(MixedBatchTest, Stories260K) {
   const std::string path = std::string(WEFT_SHARED_MODELS_DIR) + "/stories260K.gguf";
   if (!std::ifstream(path).good()) GTEST_SKIP() << "no " << path;

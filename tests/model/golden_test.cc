@@ -313,6 +313,9 @@ void CheckFloatSynthetic(const std::string& name) {
 
 // qwen3moe: 8 experts, 2 per token.
 TEST(GoldenTest, Qwen3MoeSynthetic) { CheckFloatSynthetic("qwen3moe-synthetic"); }
+// gpt-oss: sinks, biases, sliding window 8 on even layers, YaRN, SOFTMAX_WEIGHT
+// routing and the clamped SwiGLU.
+TEST(GoldenTest, GptOssSynthetic) { CheckFloatSynthetic("gpt-oss-synthetic"); }
 // The newer dense families (stories260K vocabulary; gemma2 with a window of
 // 8 and soft-caps that bind, phi3 with LongRoPE factors and attn_factor).
 TEST(GoldenTest, Qwen3Synthetic) { CheckFloatSynthetic("qwen3-synthetic"); }

@@ -73,7 +73,14 @@ std::vector<uint8_t> BuildSynthetic(const SyntheticSpec& s) {
     w.SetUint32(p + "attention.key_length", static_cast<uint32_t>(hd));
     w.SetUint32(p + "attention.value_length", static_cast<uint32_t>(hd));
   }
-  if (s.arch == "qwen3moe") {
+  const bool oss = s.arch == "gpt-oss", moe = oss || s.arch == "qwen3moe";
+  if (oss) {
+    w.SetUint32(p + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
+    w.SetString(p + "rope.scaling.type", "yarn");
+    w.SetFloat32(p + "rope.scaling.factor", 32.0f);
+    w.SetUint32(p + "rope.scaling.original_context_length", 64);
+  }
+  if (moe) {
     w.SetUint32(p + "expert_count", static_cast<uint32_t>(s.n_expert));
     w.SetUint32(p + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
     w.SetUint32(p + "expert_feed_forward_length", static_cast<uint32_t>(s.n_ff));
@@ -99,12 +106,16 @@ std::vector<uint8_t> BuildSynthetic(const SyntheticSpec& s) {
       b.Matrix(l + "attn_k.weight", s.n_head_kv * hd, s.n_embd, ws);
       b.Matrix(l + "attn_v.weight", s.n_head_kv * hd, s.n_embd, ws);
     }
-    if (s.arch == "qwen2") {
+    if (s.arch == "qwen2" || oss) {
       b.Vector(l + "attn_q.bias", s.n_head * hd, 0.0f, 0.5f);
       b.Vector(l + "attn_k.bias", s.n_head_kv * hd, 0.0f, 0.5f);
       b.Vector(l + "attn_v.bias", s.n_head_kv * hd, 0.0f, 0.5f);
     }
     b.Matrix(l + "attn_output.weight", s.n_embd, s.n_head * hd, ws);
+    if (oss) {
+      b.Vector(l + "attn_output.bias", s.n_embd, 0.0f, 0.5f);
+      b.Vector(l + "attn_sinks.weight", s.n_head, 0.0f, 1.0f);
+    }
     if (qk_norm) {
       b.Vector(l + "attn_q_norm.weight", hd, 1.0f, 0.1f);
       b.Vector(l + "attn_k_norm.weight", hd, 1.0f, 0.1f);
@@ -113,14 +124,20 @@ std::vector<uint8_t> BuildSynthetic(const SyntheticSpec& s) {
       b.Vector(l + "post_attention_norm.weight", s.n_embd, 1.0f, 0.1f);
       b.Vector(l + "post_ffw_norm.weight", s.n_embd, 1.0f, 0.1f);
     }
-    b.Vector(l + "ffn_norm.weight", s.n_embd, 1.0f, 0.1f);
-    if (s.arch == "qwen3moe") {
+    b.Vector(l + (oss ? "post_attention_norm.weight" : "ffn_norm.weight"), s.n_embd, 1.0f, 0.1f);
+    if (moe) {
       const int64_t ne = s.n_expert;
       b.Matrix(l + "ffn_gate_inp.weight", ne, s.n_embd, 4 * ws, 0, GgmlType::kF32);
       b.Matrix(l + "ffn_gate_exps.weight", s.n_ff, s.n_embd, ws, ne);
       b.Matrix(l + "ffn_up_exps.weight", s.n_ff, s.n_embd, ws, ne);
       b.Matrix(l + "ffn_down_exps.weight", s.n_embd, s.n_ff,
                1.0f / std::sqrt(static_cast<float>(s.n_ff)), ne);
+      if (oss) {
+        b.Vector(l + "ffn_gate_inp.bias", ne, 0.0f, 0.5f);
+        b.Vector(l + "ffn_gate_exps.bias", ne * s.n_ff, 0.0f, 0.5f);
+        b.Vector(l + "ffn_up_exps.bias", ne * s.n_ff, 0.0f, 0.5f);
+        b.Vector(l + "ffn_down_exps.bias", ne * s.n_embd, 0.0f, 0.5f);
+      }
       continue;
     }
     if (phi3) {  // gate rows, then up rows

@@ -14,7 +14,7 @@
 namespace weft::model::testing {
 
 struct SyntheticSpec {
-  std::string arch = "llama";  // llama, qwen2, gemma3, qwen3moe, qwen3, gemma2 or phi3
+  std::string arch = "llama";  // llama, qwen2, gemma3, qwen3moe, gpt-oss, qwen3, gemma2 or phi3
   int64_t n_embd = 32;
   int64_t n_layer = 2;
   int64_t n_head = 4;
@@ -22,9 +22,9 @@ struct SyntheticSpec {
   int64_t head_dim = 0;        // 0: n_embd / n_head, no key_length key
   int64_t n_ff = 64;
   int64_t n_vocab = 64;
-  int64_t sliding_window = 4;  // gemma2 / gemma3 only
-  int64_t n_expert = 6;        // qwen3moe only: experts per layer
-  int64_t n_expert_used = 2;   // qwen3moe only: experts per token (n_ff: per expert)
+  int64_t sliding_window = 4;  // gemma2, gemma3 and gpt-oss only
+  int64_t n_expert = 6;        // MoE only: experts per layer
+  int64_t n_expert_used = 2;   // MoE only: experts per token (n_ff: per expert)
   bool tied = false;           // omit output.weight
   GgmlType type = GgmlType::kF32;  // matrices
   uint32_t seed = 1;
