@@ -92,6 +92,97 @@ template <typename K>
   return Reduce16(a);
 }
 
+// Reduce16's tree for 8 vectors: lane p < 8 of the result = the sum of
+// a[p]'s 16 lanes, bitwise Reduce16's (the same additions in the same
+// order per vector; the upper half holds copies).
+[[gnu::always_inline]] static inline __m512 Reduce8(const __m512* a) {
+  const __m512 u0 = Hadd(Hadd(a[0], a[1]), Hadd(a[2], a[3]));
+  const __m512 u1 = Hadd(Hadd(a[4], a[5]), Hadd(a[6], a[7]));
+  // u[j]'s 128-bit lane k: S_k of a[4j .. 4j+3].
+  const __m512 p0 = _mm512_shuffle_f32x4(u0, u1, 0x44);
+  const __m512 p1 = _mm512_shuffle_f32x4(u0, u1, 0xEE);
+  const __m512 a0 = _mm512_shuffle_f32x4(p0, p0, 0x88);
+  const __m512 a1 = _mm512_shuffle_f32x4(p0, p0, 0xDD);
+  const __m512 a2 = _mm512_shuffle_f32x4(p1, p1, 0x88);
+  const __m512 a3 = _mm512_shuffle_f32x4(p1, p1, 0xDD);
+  return _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
+}
+
+// The same for 4 vectors: lanes 0 .. 3 (128-bit lane k of u: S_k).
+[[gnu::always_inline]] static inline __m512 Reduce4(const __m512* a) {
+  const __m512 u = Hadd(Hadd(a[0], a[1]), Hadd(a[2], a[3]));
+  const __m512 a0 = _mm512_shuffle_f32x4(u, u, 0x00);
+  const __m512 a1 = _mm512_shuffle_f32x4(u, u, 0x55);
+  const __m512 a2 = _mm512_shuffle_f32x4(u, u, 0xAA);
+  const __m512 a3 = _mm512_shuffle_f32x4(u, u, 0xFF);
+  return _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
+}
+
+// R query rows against P positions k[0 .. P-1], each key vector converted
+// once and used by every row (no tile): acc[r][p] gets exactly Dot16's
+// multiply-adds for (r, p), in the same order, and the reduction is
+// Reduce16's tree, so every score is bitwise Scores' one. Stores the
+// lanes in `keep`, times the scale, at out + r * os.
+template <int R, int P, typename K>
+[[gnu::always_inline]] static inline void DotRows(const float* q, int64_t qs, const K* const* k,
+                                                 int64_t n, float scale, float* out, int64_t os,
+                                                 __mmask16 keep) {
+  static_assert(P == 4 || P == 8);
+  __m512 acc[R][P];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
+    for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_ps();
+  }
+  auto step = [&](int64_t i, __mmask16 m) {
+#pragma GCC unroll 8
+    for (int p = 0; p < P; ++p) {
+      const __m512 kv = Load16(k[p] + i, m);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        acc[r][p] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + r * qs + i), kv, acc[r][p]);
+      }
+    }
+  };
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) step(i, 0xFFFF);
+  if (i < n) step(i, TailMask(n - i));
+  const __m512 vscale = _mm512_set1_ps(scale);
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    const __m512 s = P == 8 ? Reduce8(acc[r]) : Reduce4(acc[r]);
+    _mm512_mask_storeu_ps(out + r * os, keep, _mm512_mul_ps(s, vscale));
+  }
+}
+
+// Query rows per call of DotRows in ScoresFew: a decode token's query
+// heads of one kv head when there are at most this many (GQA groups of 2,
+// 3 and 4); more rows share a float tile (Scores).
+constexpr int kFewRows = 4;
+
+// Scores of nr <= kFewRows rows without a tile: P = 8 positions at a time
+// (4 for 4 rows, which would not fit the registers), a short last group
+// repeating its last row and dropping the extra lanes.
+template <typename K>
+void ScoresFew(const float* q, int64_t qs, int nr, const void* const* rows, int64_t np,
+               int64_t n, float scale, float* out, int64_t os) {
+  const int64_t P = nr == 4 ? 4 : 8;
+  for (int64_t p0 = 0; p0 < np; p0 += P) {
+    const int64_t pn = std::min<int64_t>(P, np - p0);
+    const K* k[8];
+    for (int p = 0; p < P; ++p) {
+      k[p] = static_cast<const K*>(rows[p0 + std::min<int64_t>(p, pn - 1)]);
+    }
+    const __mmask16 keep = TailMask(pn);
+    switch (nr) {
+      case 1: DotRows<1, 8>(q, qs, k, n, scale, out + p0, os, keep); break;
+      case 2: DotRows<2, 8>(q, qs, k, n, scale, out + p0, os, keep); break;
+      case 3: DotRows<3, 8>(q, qs, k, n, scale, out + p0, os, keep); break;
+      default: DotRows<4, 4>(q, qs, k, n, scale, out + p0, os, keep); break;
+    }
+  }
+}
+
 // Score rows of at most this many elements go through a float tile when
 // several query rows share them (half to float is exact).
 constexpr int64_t kTileMaxDim = 512;
@@ -102,6 +193,10 @@ constexpr int64_t kTileMaxDim = 512;
 template <typename K>
 void Scores(const float* q, int64_t qs, int nr, const void* const* rows, int64_t np,
             int64_t n, float scale, float* out, int64_t os) {
+  if (nr > 1 && nr <= kFewRows) {
+    ScoresFew<K>(q, qs, nr, rows, np, n, scale, out, os);
+    return;
+  }
   const int64_t n16 = (n + 15) & ~int64_t{15};
   alignas(64) float tile[16 * kTileMaxDim];
   const bool use_tile = !std::is_same_v<K, float> && nr > 1 && n16 <= kTileMaxDim;

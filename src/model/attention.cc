@@ -256,10 +256,12 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   auto part = [&](int64_t kvh) { return b_.parts.data() + g.part + (kvh - g.k0) * nr * row_stride; };
   // Blocks of kTileRows positions, every kv head of a block before the
   // next block: the cached rows (all heads of a position side by side) are
-  // read in order, each once, whole rows prefetched kAhead positions ahead.
+  // read in order, each once, whole rows prefetched kAhead positions ahead
+  // (one block: farther ahead measured no faster, 2-5% slower at 3 blocks,
+  // on a 2-core Xeon whose L2 streamer already follows the rows).
   // call(kvh, b, n, rows): rows = kv head kvh's part of positions b .. b+n
   // of the slice, as HeadRows gives them.
-  constexpr int64_t kAhead = 3 * kTileRows;
+  constexpr int64_t kAhead = kTileRows;
   const KvRowMap map = cache_.RowMap(layer_, seq);
   auto each_block = [&](bool key, auto&& call) {
     const int64_t row_bytes = key ? map.k_row : map.v_row;
@@ -338,7 +340,11 @@ void Attention(const AttentionContext& ax, const ModelConfig& c, int32_t layer,
   const int64_t n_tasks = attention.Plan(n_threads);
   auto task = [&attention](int64_t job, int thread) { attention.RunTask(job, thread); };
   if (ax.pool != nullptr && n_tasks > 1) {
-    ax.pool->ParallelFor(n_tasks, task);
+    // Contiguous runs of tasks per thread: a thread takes consecutive
+    // slices of a group, so it streams long runs of cached rows that the
+    // hardware prefetchers follow (ctx 2,000, 2 threads: 2.78 -> 2.30 ms
+    // in attention_bench). Which thread runs a task never changes a result.
+    ax.pool->ParallelForRanges(n_tasks, task);
   } else {
     for (int64_t i = 0; i < n_tasks; ++i) task(i, 0);
   }
