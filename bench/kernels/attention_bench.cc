@@ -4,12 +4,15 @@
 // so the KV read (30 * ctx * 768 bytes per sequence) streams from L3 or
 // memory as in a real step.
 //
-//   attention_bench --benchmark_filter=... (args: ctx, B, threads)
+//   attention_bench [--isa=scalar|avx2|avx512|neon] --benchmark_filter=...
+//   (args: ctx, B, threads)
 //
 // With 1 thread the CPU time is the figure to compare between builds on a
 // busy machine; with 2 the real time.
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <vector>
@@ -92,4 +95,25 @@ BENCHMARK(BM_DecodeAttention)
 }  // namespace
 }  // namespace weft::model
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // --isa=X forces a kernel table (the others go to Google Benchmark).
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--isa=", 6) == 0) {
+      weft::kernels::Isa isa;
+      if (!weft::kernels::ParseIsa(argv[i] + 6, &isa) || !weft::kernels::IsaSupported(isa)) {
+        std::fprintf(stderr, "unsupported --isa: %s\n", argv[i] + 6);
+        return 2;
+      }
+      weft::kernels::SetIsa(isa);
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -58,6 +58,74 @@ static inline __m256 Dot8(const float* q, const K* const* k, int64_t n8) {
   return Reduce8(a);
 }
 
+// Reduce8's tree for 4 vectors: lane p < 4 = the sum of a[p]'s 8 lanes,
+// bitwise Reduce8's (per 128-bit half: (x0 + x1) + (x2 + x3), then the
+// halves added).
+static inline __m128 Reduce4(const __m256* a) {
+  const __m256 u = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+  return _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
+}
+
+// R query rows against 4 positions k[0 .. 3] over elements [0, n8), each
+// key vector converted once and used by every row (no tile): acc[r][p]
+// gets exactly Dot8's multiply-adds for (r, p) in the same order, reduced
+// by Reduce8's tree; then Scores' scalar tail and scale. Writes the first
+// pn lanes of row r at out + r * os.
+template <int R, typename K>
+static inline void DotRows4(const float* q, int64_t qs, const K* const* k, int64_t n,
+                            int64_t n8, float scale, float* out, int64_t os, int64_t pn) {
+  __m256 acc[R][4];
+  for (int r = 0; r < R; ++r) {
+    for (int p = 0; p < 4; ++p) acc[r][p] = _mm256_setzero_ps();
+  }
+  for (int64_t i = 0; i < n8; i += 8) {
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; ++p) {
+      const __m256 kv = Load8(k[p] + i);
+#pragma GCC unroll 3
+      for (int r = 0; r < R; ++r) {
+        acc[r][p] = _mm256_fmadd_ps(_mm256_loadu_ps(q + r * qs + i), kv, acc[r][p]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const float* qr = q + r * qs;
+    const __m128 s = Reduce4(acc[r]);
+    float* o = out + r * os;
+    if (n8 == n && pn == 4) {
+      _mm_storeu_ps(o, _mm_mul_ps(s, _mm_set1_ps(scale)));
+      continue;
+    }
+    alignas(16) float lane[4];
+    _mm_store_ps(lane, s);
+    for (int64_t p = 0; p < pn; ++p) {
+      float v = lane[p];
+      for (int64_t j = n8; j < n; ++j) v += qr[j] * Scalar(k[p][j]);
+      o[p] = v * scale;
+    }
+  }
+}
+
+// Scores of 2 or 3 rows (a decode token's GQA group) without a tile, 4
+// positions at a time (12 accumulators fit the 16 registers).
+template <typename K>
+void ScoresFew(const float* q, int64_t qs, int nr, const void* const* rows, int64_t np,
+               int64_t n, float scale, float* out, int64_t os) {
+  const int64_t n8 = n & ~int64_t{7};
+  for (int64_t p0 = 0; p0 < np; p0 += 4) {
+    const int64_t pn = std::min<int64_t>(4, np - p0);
+    const K* k[4];
+    for (int p = 0; p < 4; ++p) {
+      k[p] = static_cast<const K*>(rows[p0 + std::min<int64_t>(p, pn - 1)]);
+    }
+    if (nr == 2) {
+      DotRows4<2>(q, qs, k, n, n8, scale, out + p0, os, pn);
+    } else {
+      DotRows4<3>(q, qs, k, n, n8, scale, out + p0, os, pn);
+    }
+  }
+}
+
 // Score rows of at most this many elements go through a float tile when
 // several query rows share them (half to float is exact, so the arithmetic
 // is unchanged).
@@ -70,6 +138,10 @@ constexpr int64_t kTileMaxDim = 512;
 template <typename K>
 void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
             int64_t np, int64_t n, float scale, float* out, int64_t os) {
+  if (nr == 2 || nr == 3) {
+    ScoresFew<K>(q, qs, nr, rows, np, n, scale, out, os);
+    return;
+  }
   const int64_t n8 = n & ~int64_t{7};
   alignas(32) float tile[8 * kTileMaxDim];
   const bool use_tile = !std::is_same_v<K, float> && nr > 1 && n <= kTileMaxDim;
