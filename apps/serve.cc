@@ -88,12 +88,14 @@ struct ServeOptions {
   // Recompute every prompt instead of reusing cached prefixes.
   bool no_prefix_caching = false;
   // Speculative decoding: "off", "ngram" (prompt lookup) or "draft" (a
-  // draft model: not implemented yet). See SchedulerConfig::spec_method.
+  // draft model's greedy guesses). See SchedulerConfig::spec_method.
   std::string spec = "off";
   // Draft tokens per sequence per pass at most.
   int64_t spec_k_max = engine::SchedulerConfig().spec_k_max;
   // The draft model for --spec draft.
   std::string draft_model;
+  // Its KV blocks; 0 = as many as the target's (runtime::EngineConfig).
+  int64_t draft_kv_blocks = 0;
 };
 
 void RegisterServeFlags(ServeOptions* o, FlagSet* flags) {
@@ -139,7 +141,9 @@ void RegisterServeFlags(ServeOptions* o, FlagSet* flags) {
                 "output, verified in the same pass; k adapts to acceptance and load) or draft");
   flags->Int("spec-k-max", &o->spec_k_max, "draft tokens per sequence per pass at most (1-64)");
   flags->String("draft-model", &o->draft_model,
-                "GGUF draft model for --spec draft (same vocabulary)");
+                "GGUF draft model for --spec draft (same vocabulary as -m, checked at start)");
+  flags->Int("draft-kv-blocks", &o->draft_kv_blocks,
+             "KV blocks of the draft model (--spec draft); 0 = as many as the target's");
 }
 
 // Checks the values' ranges: an empty string, or the message.
@@ -227,14 +231,22 @@ int BuildEngineConfig(const ServeOptions& o, runtime::EngineConfig* mc) {
   if (o.spec == "ngram") {
     mc->scheduler.spec_method = engine::SpecMethod::kNgram;
   } else if (o.spec == "draft") {
-    return Fail(2, "--spec draft: draft-model speculation is not implemented yet; use "
-                   "--spec ngram");
+    if (o.draft_model.empty()) return Fail(2, "--spec draft needs --draft-model FILE");
+    mc->scheduler.spec_method = engine::SpecMethod::kDraft;
+    mc->draft_model_path = o.draft_model;
   } else if (o.spec != "off") {
     return Fail(2, "--spec must be off, ngram or draft, not '" + o.spec + "'");
   }
   if (!o.draft_model.empty() && o.spec != "draft") {
     return Fail(2, "--draft-model is only used with --spec draft");
   }
+  if (o.draft_kv_blocks != 0 && o.spec != "draft") {
+    return Fail(2, "--draft-kv-blocks is only used with --spec draft");
+  }
+  if (!InRange(o.draft_kv_blocks, 0, 1 << 24)) {
+    return Fail(2, "--draft-kv-blocks must be in [0, 16777216]");
+  }
+  mc->draft_kv_blocks = static_cast<int>(o.draft_kv_blocks);
   if (o.spec_k_max < 1 || o.spec_k_max > 64) return Fail(2, "--spec-k-max must be in [1, 64]");
   mc->scheduler.spec_k_max = static_cast<int>(o.spec_k_max);
   return 0;
@@ -268,6 +280,12 @@ void LogStartup(const ServeOptions& o, const runtime::EngineConfig& mc,
       (long long)summary.kv_local_blocks, mc.kv_block_size,
       (long long)(summary.kv_blocks * mc.kv_block_size),
       HumanBytes(static_cast<double>(summary.kv_bytes)).c_str());
+  if (!summary.draft_model.empty()) {
+    LOG(INFO) << StrFormat("draft model %s: %s; its KV: %lld blocks, %s",
+                           mc.draft_model_path.c_str(), summary.draft_model.c_str(),
+                           (long long)summary.draft_kv_blocks,
+                           HumanBytes(static_cast<double>(summary.draft_kv_bytes)).c_str());
+  }
 }
 
 // Serves until SIGTERM or SIGINT (blocked in `sigs` by the caller), then
@@ -325,7 +343,9 @@ int RunServe(int argc, char** argv) {
     const std::string msg = backend.status().message();
     const std::string& path = o.model.path;
     return Fail(c == StatusCode::kResourceExhausted || c == StatusCode::kInternal ? 1 : 2,
-                msg.find(path) != std::string::npos ? msg : path + ": " + msg);
+                msg.find(path) != std::string::npos || msg.starts_with("draft model ")
+                    ? msg
+                    : path + ": " + msg);
   }
   LogStartup(o, mc, summary,
              std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start)

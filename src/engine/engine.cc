@@ -64,7 +64,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(
     std::unique_ptr<Executor> executor, const EngineOptions& options) {
   if (executor == nullptr) return InvalidArgumentError("no executor");
   ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
-                   Scheduler::Create(config, kv_config));
+                   Scheduler::Create(config, kv_config, options.proposer));
   std::unique_ptr<TraceWriter> trace;
   if (!options.trace_path.empty()) {
     ASSIGN_OR_RETURN(trace,
@@ -104,7 +104,9 @@ void Engine::ObservePass(const StepPlan& plan, double ms) {
   // The engine's first pass pays for first-touch page faults of the
   // weights: not what a pass of its shape costs.
   if (plan.step <= 1) return;
-  scheduler_->ObservePass(plan, ms);
+  // The draft model's forwards are priced apart (Scheduler's draft step
+  // cost): the model fits the target's pass.
+  scheduler_->ObservePass(plan, ms - plan.draft_ms);
   if (trace_ == nullptr) return;
   const PassCostSnapshot c = scheduler_->cost_model().snapshot();
   const int64_t first = scheduler_->config().cost_model_min_samples;
@@ -231,6 +233,7 @@ void Engine::NotePlan(const StepPlan& plan, PassTrace* pass) {
   pass->seqs = static_cast<int>(plan.seqs.size());
   pass->tokens = plan.num_batched_tokens;
   pass->budget = plan.budget;
+  pass->draft_ms = plan.draft_ms;
   pass->preempted = static_cast<int>(plan.preempted.size());
   for (const ScheduledSeq& s : plan.seqs) {
     // A decode: one token past the prompt that completes the sequence (the

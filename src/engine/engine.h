@@ -58,6 +58,12 @@ struct EngineOptions {
   std::string trace_path;
   // Append to trace_path instead of truncating it (several runs, one file).
   bool trace_append = false;
+  // The guesses of SchedulerConfig::spec_method kDraft (a draft model,
+  // runtime/draft_proposer.h); null otherwise. The scheduler calls it
+  // under the engine's lock (ProposeBatch inside Schedule, on the loop
+  // thread, before the pass it drafts for). Read its own state only while
+  // the engine is idle.
+  std::shared_ptr<Proposer> proposer;
 };
 
 // Totals since the engine started (loop_stats()). Means: total / passes.

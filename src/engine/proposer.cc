@@ -33,4 +33,12 @@ void NgramProposer::Propose(std::span<const TokenId> tokens, int max_k,
   }
 }
 
+void NgramProposer::ProposeBatch(std::span<const ProposeRequest> reqs,
+                                 std::vector<std::vector<TokenId>>* out) {
+  out->resize(reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    Propose(reqs[i].tokens, reqs[i].max_k, &(*out)[i]);
+  }
+}
+
 }  // namespace weft::engine

@@ -10,20 +10,34 @@ namespace weft::engine {
 
 
 StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
-    const SchedulerConfig& config, const kv::KvCacheConfig& kv_config) {
+    const SchedulerConfig& config, const kv::KvCacheConfig& kv_config,
+    std::shared_ptr<Proposer> proposer) {
   RETURN_IF_ERROR(config.Validate());
   RETURN_IF_ERROR(kv_config.Validate());
-  return std::unique_ptr<Scheduler>(new Scheduler(config, kv_config));
+  if (config.spec_method == SpecMethod::kDraft && proposer == nullptr) {
+    return InvalidArgumentError(
+        "speculation with a draft model needs its proposer");
+  }
+  if (config.spec_method != SpecMethod::kDraft && proposer != nullptr) {
+    return InvalidArgumentError(
+        "a proposer was given, but spec_method is not draft");
+  }
+  return std::unique_ptr<Scheduler>(
+      new Scheduler(config, kv_config, std::move(proposer)));
 }
 
 Scheduler::Scheduler(const SchedulerConfig& config,
-                     const kv::KvCacheConfig& kv_config)
+                     const kv::KvCacheConfig& kv_config,
+                     std::shared_ptr<Proposer> proposer)
     : config_(config),
       kv_(kv_config),
-      cost_(config.cost_model_window, config.cost_model_min_samples) {
+      cost_(config.cost_model_window, config.cost_model_min_samples),
+      proposer_(std::move(proposer)) {
   if (config.spec_method == SpecMethod::kNgram) {
-    proposer_ = std::make_unique<NgramProposer>(config.spec_ngram_min,
+    proposer_ = std::make_shared<NgramProposer>(config.spec_ngram_min,
                                                 config.spec_ngram_max);
+  }
+  if (proposer_ != nullptr) {
     stats_.spec_accepted_per_pos.assign(size_t(config.spec_k_max), 0);
   }
 }
@@ -130,6 +144,7 @@ std::vector<RequestEvent> Scheduler::TakeEvents() {
 void Scheduler::FinishRequest(Request* req, FinishReason reason,
                               std::string error, RequestEvent ev) {
   kv_.Free(req->id);
+  if (proposer_ != nullptr) proposer_->Release(req->id);
   if (req->status == RequestStatus::kRunning) {
     running_.erase(std::find(running_.begin(), running_.end(), req));
   } else {
@@ -344,6 +359,9 @@ void Scheduler::Unschedule(RequestId id, Pass* pass) {
 void Scheduler::Preempt(Request* victim, Pass* pass) {
   Unschedule(victim->id, pass);
   kv_.Free(victim->id);
+  // A proposer's state for it (a draft model's KV) goes too: the KV a
+  // preempted request no longer holds is not kept for it elsewhere.
+  if (proposer_ != nullptr) proposer_->Release(victim->id);
   running_.erase(std::find(running_.begin(), running_.end(), victim));
   victim->num_computed_tokens = 0;
   victim->status = RequestStatus::kPreempted;

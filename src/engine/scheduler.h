@@ -18,8 +18,13 @@
 // that, each decoding sequence may get draft tokens from the proposer,
 // appended to its decode token, from what the budget (and time) leaves;
 // with spec_adaptive the count maximizes the pass's expected tokens per
-// predicted ms (ChooseK), so a compute-bound batch drafts nothing. Drafts
-// never preempt: a draft that gets no KV slot is dropped. Update keeps the
+// predicted ms (ChooseK), so a compute-bound batch drafts nothing. The
+// proposer is asked once per pass for all speculating sequences
+// (Proposer::ProposeBatch), synchronously inside Schedule; a costly one
+// (a draft model) is asked for exactly the guesses the pass would take,
+// each guess position priced at its measured ms per draft forward, shared
+// by the sequences drafting that far. Drafts never preempt: a draft that
+// gets no KV slot is dropped. Update keeps the
 // confirmed guesses' KV and truncates the rest (kv::KvCacheManager::
 // Truncate); only verified tokens are ever committed to the prefix cache.
 //
@@ -79,9 +84,13 @@ struct SchedulerStats {
 
 class Scheduler {
  public:
-  // Fails on an invalid config.
+  // Fails on an invalid config. `proposer`: the guesses of
+  // SpecMethod::kDraft (required then, refused otherwise; kNgram builds its
+  // own NgramProposer). Shared so that its owner may read its state when
+  // the engine is idle; the scheduler is its only caller.
   static StatusOr<std::unique_ptr<Scheduler>> Create(
-      const SchedulerConfig& config, const kv::KvCacheConfig& kv_config);
+      const SchedulerConfig& config, const kv::KvCacheConfig& kv_config,
+      std::shared_ptr<Proposer> proposer = nullptr);
 
   // Queues a request. INVALID_ARGUMENT (empty prompt, duplicate id, prompt
   // not shorter than max_model_len, max_tokens < 1), RESOURCE_EXHAUSTED
@@ -121,7 +130,8 @@ class Scheduler {
 
  private:
   struct Pass;
-  Scheduler(const SchedulerConfig& config, const kv::KvCacheConfig& kv_config);
+  Scheduler(const SchedulerConfig& config, const kv::KvCacheConfig& kv_config,
+            std::shared_ptr<Proposer> proposer);
 
   void ScheduleRunning(Request* req, Pass* pass);
   bool TryAdmit(Request* req, Pass* pass);
@@ -148,9 +158,27 @@ class Scheduler {
   void CommitKv(Request* req);
   // (4) of Schedule: draft tokens for the pass's decodes (scheduler_spec.cc).
   void PlanDrafts(Pass* pass);
+  struct SpecLeft;  // what a pass has left for guesses (scheduler_spec.cc)
+  // PlanDrafts' parts: (a) fills asks_ from the pass's decodes; (c) adds
+  // proposal `ask`'s guesses to the plan, trimmed to what is `left`.
+  void PlanAsks(SpecLeft left, const Pass& pass);
+  void AddDrafts(size_t ask, SpecLeft* left, Pass* pass);
+  // The guesses `s` may take given a proposal of `proposed` tokens and
+  // what is `left` (budget, time, the adaptive choice), and what taking k
+  // of them charges to `left`.
+  int ChooseDrafts(const ScheduledSeq& s, const Request& req, int proposed,
+                   const SpecLeft& left) const;
+  void ChargeDrafts(const ScheduledSeq& s, const Request& req, int k,
+                    SpecLeft* left) const;
+  // The predicted ms that verifying k guesses of `s` adds to a pass.
+  double VerifyMs(const ScheduledSeq& s, int k) const;
   // The number of drafts of a sequence's guess worth verifying this pass.
+  // A costly proposer's guesses cost draft_step_ms each beyond the
+  // draft_steps the pass already makes (one draft forward per guess
+  // position, shared by every sequence).
   int ChooseK(const Request& req, int start_pos, int max_k, double pass_ms,
-              double pass_tokens) const;
+              double pass_tokens, int draft_steps = 0,
+              double draft_step_ms = 0) const;
   // Records a verification's result in the request and the stats.
   void NoteSpecResult(Request* req, int drafted, int accepted);
   std::optional<FinishReason> CheckStop(const Request& req) const;
@@ -179,8 +207,16 @@ class Scheduler {
   uint64_t next_admission_ = 0;
   uint64_t step_ = 0;
   SchedulerStats stats_;
-  std::unique_ptr<Proposer> proposer_;  // null: no speculation
-  std::vector<TokenId> draft_;          // PlanDrafts' scratch
+  std::shared_ptr<Proposer> proposer_;  // null: no speculation
+  // PlanDrafts' scratch: the pass's asks, the plan index of each, and the
+  // proposer's answers.
+  std::vector<ProposeRequest> asks_;
+  std::vector<size_t> ask_seqs_;
+  std::vector<std::vector<TokenId>> drafts_;
+  // A costly proposer's ms per guess position (one draft forward over the
+  // pass's sequences), a decaying mean of what ProposeBatch took; < 0
+  // before the first.
+  double draft_step_ms_ = -1;
 };
 
 }  // namespace weft::engine

@@ -29,6 +29,9 @@ enum class SchedulingPolicy {
 enum class SpecMethod {
   kOff,    // one token per decoding sequence per pass
   kNgram,  // prompt lookup in the sequence's own tokens (NgramProposer)
+  kDraft,  // a draft model's greedy guesses (a Proposer handed to
+           // Scheduler::Create / EngineOptions::proposer; runtime/
+           // DraftProposer)
 };
 
 struct SchedulerConfig {

@@ -2,6 +2,7 @@
 // (PlanDrafts, ChooseK) and applying a pass's verified tokens
 // (AppendTokens, NoteSpecResult).
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "engine/scheduler.h"
@@ -16,6 +17,8 @@ constexpr double kSpecDecay = 0.8;
 // The prior of the acceptance rate: 1 accepted of 2 tried.
 constexpr double kPriorAccepted = 1.0;
 constexpr double kPriorTried = 2.0;
+// Per drafting pass, the weight of the past in the draft step cost.
+constexpr double kStepDecay = 0.9;
 
 // Expected tokens a pass emits for a sequence that drafts k guesses, each
 // accepted with probability `alpha` until the first rejection, plus the
@@ -91,7 +94,8 @@ void Scheduler::NoteSpecResult(Request* req, int drafted, int accepted) {
 }
 
 int Scheduler::ChooseK(const Request& req, int start_pos, int max_k,
-                       double pass_ms, double pass_tokens) const {
+                       double pass_ms, double pass_tokens, int draft_steps,
+                       double draft_step_ms) const {
   const double alpha =
       (req.spec_accepted + kPriorAccepted) / (req.spec_tried + kPriorTried);
   const double base = cost_.ChunkMs(start_pos, 1, 1);
@@ -100,7 +104,8 @@ int Scheduler::ChooseK(const Request& req, int start_pos, int max_k,
   int best = 0;
   double best_rate = pass_tokens / std::max(pass_ms, 1e-6);
   for (int k = 1; k <= max_k; ++k) {
-    const double ms = pass_ms + cost_.ChunkMs(start_pos, 1 + k, 1 + k) - base;
+    const double ms = pass_ms + cost_.ChunkMs(start_pos, 1 + k, 1 + k) - base +
+                      std::max(0, k - draft_steps) * draft_step_ms;
     const double rate =
         (pass_tokens + ExpectedTokens(alpha, k) - 1) / std::max(ms, 1e-6);
     if (rate > best_rate) {
@@ -111,64 +116,149 @@ int Scheduler::ChooseK(const Request& req, int start_pos, int max_k,
   return best;
 }
 
-void Scheduler::PlanDrafts(Pass* pass) {
-  const bool adaptive = config_.spec_adaptive;
-  if (adaptive && !cost_.ready()) return;
-  double pass_ms = 0, pass_tokens = 0;
-  if (adaptive) {
-    pass_ms = cost_.Predict(FeaturesOf(pass->plan));
-    for (const ScheduledSeq& s : pass->plan.seqs) pass_tokens += s.needs_logits;
+// What a pass has left for guesses, as PlanDrafts plans them.
+struct Scheduler::SpecLeft {
+  int budget = 0;      // tokens
+  bool timed = false;  // sized by time: time_left_ms binds
+  double time_left_ms = 0;
+  double pass_ms = 0;      // the pass's predicted ms so far (adaptive)
+  double pass_tokens = 0;  // the tokens it is expected to emit (adaptive)
+  int steps = 0;           // a costly proposer's forwards already planned
+  double step_ms = 0;      // the ms of each further one (0: already paid)
+};
+
+double Scheduler::VerifyMs(const ScheduledSeq& s, int k) const {
+  return cost_.ChunkMs(s.start_pos, 1 + k, 1 + k) -
+         cost_.ChunkMs(s.start_pos, 1, 1);
+}
+
+int Scheduler::ChooseDrafts(const ScheduledSeq& s, const Request& req,
+                            int proposed, const SpecLeft& left) const {
+  // Room for the guesses and the token after them.
+  int k = std::min({proposed, config_.spec_k_max, left.budget,
+                    req.stop.max_tokens - req.num_output_tokens() - 1,
+                    config_.max_model_len - req.num_tokens() - 1});
+  if (config_.spec_adaptive && k > 0) {
+    k = ChooseK(req, s.start_pos, k, left.pass_ms, left.pass_tokens, left.steps,
+                left.step_ms);
   }
-  for (ScheduledSeq& s : pass->plan.seqs) {
-    if (pass->budget <= 0) break;
+  while (left.timed && k > 0 &&
+         VerifyMs(s, k) + std::max(0, k - left.steps) * left.step_ms >
+             left.time_left_ms) {
+    --k;
+  }
+  return std::max(k, 0);
+}
+
+void Scheduler::ChargeDrafts(const ScheduledSeq& s, const Request& req, int k,
+                             SpecLeft* left) const {
+  left->budget -= k;
+  const double extra = std::max(0, k - left->steps) * left->step_ms;
+  left->steps = std::max(left->steps, k);
+  if (cost_.ready()) {
+    const double ms = VerifyMs(s, k) + extra;
+    left->time_left_ms -= ms;
+    left->pass_ms += ms;
+  }
+  if (config_.spec_adaptive) {
+    left->pass_tokens += ExpectedTokens((req.spec_accepted + kPriorAccepted) /
+                                            (req.spec_tried + kPriorTried),
+                                        k) -
+                         1;
+  }
+}
+
+void Scheduler::PlanAsks(SpecLeft left, const Pass& pass) {
+  // A cheap proposer is asked for all a sequence could take; a costly one
+  // for what the pass would verify if every proposal were full (the same
+  // choice as AddDrafts then makes), its forwards priced at the measured
+  // ms per guess position, shared by the sequences drafting that far.
+  const bool cheap = proposer_->cheap();
+  if (!cheap) left.step_ms = std::max(draft_step_ms_, 0.0);
+  asks_.clear();
+  ask_seqs_.clear();
+  for (size_t i = 0; i < pass.plan.seqs.size() && left.budget > 0; ++i) {
+    const ScheduledSeq& s = pass.plan.seqs[i];
     // Decodes only: one token, the sequence's last, not just admitted.
     if (!s.needs_logits || s.num_new_tokens != 1 || s.admitted) continue;
-    Request* req = requests_.at(s.id).get();
+    const Request* req = requests_.at(s.id).get();
     if (!req->speculative) continue;
-    // Room for the guesses and the token after them.
-    const int max_k =
-        std::min({config_.spec_k_max, pass->budget,
-                  req->stop.max_tokens - req->num_output_tokens() - 1,
-                  config_.max_model_len - req->num_tokens() - 1});
-    if (max_k <= 0) continue;
-    proposer_->Propose(req->tokens, max_k, &draft_);
-    int k = static_cast<int>(draft_.size());
-    if (adaptive && k > 0)
-      k = ChooseK(*req, s.start_pos, k, pass_ms, pass_tokens);
-    auto draft_ms = [&](int n) {
-      return cost_.ChunkMs(s.start_pos, 1 + n, 1 + n) -
-             cost_.ChunkMs(s.start_pos, 1, 1);
-    };
-    while (pass->timed && k > 0 && draft_ms(k) > pass->time_left_ms) --k;
+    const int k =
+        cheap ? std::min({config_.spec_k_max, left.budget,
+                          req->stop.max_tokens - req->num_output_tokens() - 1,
+                          config_.max_model_len - req->num_tokens() - 1})
+              : ChooseDrafts(s, *req, config_.spec_k_max, left);
     if (k <= 0) continue;
-    // Drafts never preempt: no slot, no guesses.
-    std::optional<kv::SlotAllocation> alloc = kv_.AllocateSlots(s.id, k);
-    if (!alloc) continue;
-    s.tokens.insert(s.tokens.end(), draft_.begin(), draft_.begin() + k);
-    s.slots.insert(s.slots.end(), alloc->slots.begin(), alloc->slots.end());
-    s.block_table = kv_.Table(s.id)->blocks;
-    if (kv_.num_groups() > 1) {
-      s.local_block_table = kv_.Table(s.id, kv::kLocalGroup)->blocks;
-    }
-    for (const kv::BlockCopy& c : alloc->copies) {
-      pass->copies.emplace_back(s.id, c);
-    }
-    s.num_new_tokens += k;
-    s.num_draft_tokens = k;
-    pass->budget -= k;
-    pass->plan.num_batched_tokens += k;
-    if (cost_.ready()) {
-      const double ms = draft_ms(k);
-      if (pass->timed) pass->time_left_ms -= ms;
-      pass_ms += ms;
-    }
-    if (adaptive) {
-      pass_tokens += ExpectedTokens((req->spec_accepted + kPriorAccepted) /
-                                        (req->spec_tried + kPriorTried),
-                                    k) -
-                     1;
+    asks_.push_back({req->id, req->tokens, k});
+    ask_seqs_.push_back(i);
+    if (!cheap) ChargeDrafts(s, *req, k, &left);
+  }
+}
+
+void Scheduler::AddDrafts(size_t ask, SpecLeft* left, Pass* pass) {
+  ScheduledSeq& s = pass->plan.seqs[ask_seqs_[ask]];
+  const Request& req = *requests_.at(s.id);
+  const std::vector<TokenId>& draft = drafts_[ask];
+  const int k = ChooseDrafts(s, req, static_cast<int>(draft.size()), *left);
+  if (k <= 0) return;
+  // Drafts never preempt: no slot, no guesses.
+  std::optional<kv::SlotAllocation> alloc = kv_.AllocateSlots(s.id, k);
+  if (!alloc) return;
+  s.tokens.insert(s.tokens.end(), draft.begin(), draft.begin() + k);
+  s.slots.insert(s.slots.end(), alloc->slots.begin(), alloc->slots.end());
+  s.block_table = kv_.Table(s.id)->blocks;
+  if (kv_.num_groups() > 1) {
+    s.local_block_table = kv_.Table(s.id, kv::kLocalGroup)->blocks;
+  }
+  for (const kv::BlockCopy& c : alloc->copies) {
+    pass->copies.emplace_back(s.id, c);
+  }
+  s.num_new_tokens += k;
+  s.num_draft_tokens = k;
+  pass->plan.num_batched_tokens += k;
+  ChargeDrafts(s, req, k, left);
+}
+
+void Scheduler::PlanDrafts(Pass* pass) {
+  if (config_.spec_adaptive && !cost_.ready()) return;
+  SpecLeft left;
+  left.budget = pass->budget;
+  left.timed = pass->timed;
+  left.time_left_ms = pass->time_left_ms;
+  if (config_.spec_adaptive) {
+    left.pass_ms = cost_.Predict(FeaturesOf(pass->plan));
+    for (const ScheduledSeq& s : pass->plan.seqs) {
+      left.pass_tokens += s.needs_logits;
     }
   }
+  // (a) Who asks for how many.
+  PlanAsks(left, *pass);
+  if (asks_.empty()) return;
+  // (b) One call for the pass (a draft model's batched decode), timed:
+  // the pass pays it, so it comes off the pass's time left, and its mean
+  // per guess position prices the next passes' guesses.
+  const auto t0 = std::chrono::steady_clock::now();
+  proposer_->ProposeBatch(asks_, &drafts_);
+  if (!proposer_->cheap()) {
+    const double ms = std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - t0)
+                          .count();
+    int steps = 0;
+    for (const ProposeRequest& a : asks_) steps = std::max(steps, a.max_k);
+    const double per_step = ms / steps;
+    draft_step_ms_ = draft_step_ms_ < 0 ? per_step
+                                        : kStepDecay * draft_step_ms_ +
+                                              (1 - kStepDecay) * per_step;
+    pass->plan.draft_ms = ms;
+    left.time_left_ms -= ms;
+    left.pass_ms += ms;
+  }
+  // (c) The guesses verified: each proposal trimmed to what is left.
+  for (size_t j = 0; j < asks_.size() && left.budget > 0; ++j) {
+    AddDrafts(j, &left, pass);
+  }
+  pass->budget = left.budget;
+  pass->time_left_ms = left.time_left_ms;
 }
 
 }  // namespace weft::engine

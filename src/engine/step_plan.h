@@ -81,6 +81,9 @@ struct StepPlan {
   // The latency target this pass was sized for, ms; < 0 when none was
   // (target off, model not ready, or no decode in the pass).
   double target_ms = -1;
+  // Of Schedule, the ms the proposer took (a draft model's forwards for
+  // this pass); 0 without speculation or with a cheap proposer's.
+  double draft_ms = 0;
 
   bool empty() const { return seqs.empty(); }
 };

@@ -73,6 +73,7 @@ void TraceWriter::AddPass(const PassTrace& p) {
       TraceMs(p.update_ms).c_str(), TraceMs(p.emit_ms).c_str(),
       TraceMs(p.pass_ms).c_str(), TraceMs(p.predicted_ms).c_str(),
       TraceMs(p.target_ms).c_str());
+  if (p.draft_ms > 0) line += ",\"draft_ms\":" + TraceMs(p.draft_ms);
   if (!p.spec.empty()) {
     line += ",\"spec\":[";
     for (size_t i = 0; i < p.spec.size(); ++i) {

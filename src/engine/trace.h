@@ -77,6 +77,8 @@ struct PassTrace {
                            // the pass cost model is fit to)
   double predicted_ms = -1;  // the cost model's prediction; < 0: none
   double target_ms = -1;     // the latency target it was sized for; < 0
+  double draft_ms = 0;       // of schedule_ms, the draft model's forwards
+                             // (written only when > 0)
   // Sequences that verified draft tokens (written only when non-empty).
   std::vector<SpecTrace> spec;
 };

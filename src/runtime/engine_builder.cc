@@ -16,6 +16,7 @@
 #include "model/kv_storage.h"
 #include "model/model.h"
 #include "runtime/chat_template_choice.h"
+#include "runtime/draft_proposer.h"
 #include "runtime/model_facts.h"
 #include "sampling/json_constraint.h"
 #include "server/chat_render.h"
@@ -179,8 +180,15 @@ server::EngineInfo MakeEngineInfo(const EngineConfig& config,
       s.sched.policy == engine::SchedulingPolicy::kPriority ? "priority" : "fcfs";
   if (s.sched.target_itl_ms > 0) ei.target_itl_ms = s.sched.target_itl_ms;
   if (s.sched.target_itl_ratio > 0) ei.target_itl_ratio = s.sched.target_itl_ratio;
-  ei.spec_method = s.sched.spec_method == engine::SpecMethod::kNgram ? "ngram" : "off";
+  switch (s.sched.spec_method) {
+    case engine::SpecMethod::kOff: ei.spec_method = "off"; break;
+    case engine::SpecMethod::kNgram: ei.spec_method = "ngram"; break;
+    case engine::SpecMethod::kDraft: ei.spec_method = "draft"; break;
+  }
   ei.spec_k_max = s.sched.spec_k_max;
+  if (s.sched.spec_method == engine::SpecMethod::kDraft) {
+    ei.draft_model = config.draft_model_path;
+  }
   return ei;
 }
 
@@ -210,6 +218,47 @@ model::LoadOptions LoadOptionsOf(const EngineConfig& config) {
   return o;
 }
 
+// The draft model's proposer for SpecMethod::kDraft: loads the model,
+// checks that its vocabulary is the target's and gives it its own KV.
+StatusOr<std::shared_ptr<DraftProposer>> BuildDraft(
+    const EngineConfig& config, const KvSetup& s, const model::Model& target,
+    const tokenizer::Tokenizer& target_tok, EngineSummary* summary) {
+  const std::string& path = config.draft_model_path;
+  if (path.empty()) {
+    return InvalidArgumentError("speculation with a draft model needs one "
+                                "(--draft-model FILE)");
+  }
+  auto fail = [&](const Status& st) {
+    return Status(st.code(), "draft model " + path + ": " + st.message());
+  };
+  StatusOr<std::unique_ptr<model::Model>> loaded =
+      model::Model::Load(path, LoadOptionsOf(config));
+  if (!loaded.ok()) return fail(loaded.status());
+  std::shared_ptr<const model::Model> draft = std::move(*loaded);
+  StatusOr<std::unique_ptr<tokenizer::Tokenizer>> tok =
+      tokenizer::Tokenizer::FromGguf(draft->gguf());
+  if (!tok.ok()) return fail(tok.status());
+  if (Status st = CheckSameVocabulary(target_tok.vocab(), (*tok)->vocab());
+      !st.ok()) {
+    return fail(st);
+  }
+  DraftProposerConfig dc;
+  dc.num_blocks = config.draft_kv_blocks > 0 ? config.draft_kv_blocks
+                                             : s.kv.num_blocks;
+  dc.block_size = s.kv.block_size;
+  dc.kv_type = s.kv_type;
+  dc.num_threads = config.threads;
+  dc.max_token_id = static_cast<int>(target.config().n_vocab);
+  StatusOr<std::unique_ptr<DraftProposer>> p = DraftProposer::Create(draft, dc);
+  if (!p.ok()) return fail(p.status());
+  if (summary != nullptr) {
+    summary->draft_model = draft->config().Summary();
+    summary->draft_kv_blocks = dc.num_blocks;
+    summary->draft_kv_bytes = (*p)->kv_bytes();
+  }
+  return std::shared_ptr<DraftProposer>(std::move(*p));
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<server::EngineBackend>> BuildBackend(
@@ -236,6 +285,13 @@ StatusOr<std::unique_ptr<server::EngineBackend>> BuildBackend(
                    engine::CreateModelExecutor(model.get(), s.kv, ec));
   engine::EngineOptions eo;
   eo.trace_path = config.trace_path;
+  int64_t draft_kv_blocks = 0;
+  if (s.sched.spec_method == engine::SpecMethod::kDraft) {
+    ASSIGN_OR_RETURN(std::shared_ptr<DraftProposer> draft,
+                     BuildDraft(config, s, *model, *tokenizer, summary));
+    draft_kv_blocks = draft->kv().pool().num_blocks();
+    eo.proposer = std::move(draft);
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> eng,
                    engine::Engine::Create(s.sched, s.kv, std::move(exec), eo));
 
@@ -243,6 +299,7 @@ StatusOr<std::unique_ptr<server::EngineBackend>> BuildBackend(
   opt.model_info = MakeModelInfo(config, *model, *tokenizer, chat.choice,
                                  s.sched.max_model_len, max_token_bytes);
   opt.engine_info = MakeEngineInfo(config, s);
+  if (draft_kv_blocks > 0) opt.engine_info.draft_kv_blocks = draft_kv_blocks;
   opt.hash_model_file = true;
   if (summary != nullptr) FillSummary(*model, s, chat.origin, summary);
   return server::EngineBackend::Create(std::move(tokenizer), std::move(eng),

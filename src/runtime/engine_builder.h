@@ -38,6 +38,14 @@ struct EngineConfig {
   int threads = 0;                    // compute threads; 0 = all cores
   // JSON-lines engine trace (docs/trace.md); empty = off.
   std::string trace_path;
+  // scheduler.spec_method kDraft: the draft model's GGUF (required then;
+  // its vocabulary must be the target's, checked here).
+  std::string draft_model_path;
+  // The draft model's KV blocks (of kv_block_size tokens, kv_type rows);
+  // 0 = as many as the target's full-attention group, so the draft holds
+  // as many tokens as the target's cache (fewer: sequences that find no
+  // room get no guesses).
+  int draft_kv_blocks = 0;
 };
 
 // What was built, for the start-up log.
@@ -52,12 +60,16 @@ struct EngineSummary {
   // "gguf", "file:PATH" or "builtin:NAME", then " (unusable: ...)" when
   // it does not parse.
   std::string chat_template;
+  std::string draft_model;      // one line, as `model`; empty: no draft
+  int64_t draft_kv_blocks = 0;  // the draft's KV blocks
+  uint64_t draft_kv_bytes = 0;  // and their bytes
 };
 
 // Errors: the model file is missing/invalid (InvalidArgument, NotFound,
 // DataLoss, Unimplemented), the KV budget holds no full sequence
 // (InvalidArgument), a bad kv_type (InvalidArgument), allocation failures
-// (ResourceExhausted). `summary` may be null.
+// (ResourceExhausted), a draft model that is missing, invalid or has
+// another vocabulary (its path in the message). `summary` may be null.
 StatusOr<std::unique_ptr<server::EngineBackend>> BuildBackend(
     const EngineConfig& config, EngineSummary* summary);
 

@@ -186,8 +186,10 @@ struct EngineInfo {
                                         // = off (fixed token budget)
   std::optional<double> target_itl_ratio;  // the same as a multiple of
                                            // the decodes' own time
-  std::optional<std::string> spec_method;  // "off", "ngram"
+  std::optional<std::string> spec_method;  // "off", "ngram", "draft"
   std::optional<int64_t> spec_k_max;       // draft tokens per sequence
+  std::optional<std::string> draft_model;  // --spec draft: its GGUF path
+  std::optional<int64_t> draft_kv_blocks;  // and its KV blocks
 };
 
 

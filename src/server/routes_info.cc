@@ -190,6 +190,8 @@ void HandleEffectiveConfig(ServerState& s, Exchange& ex) {
       {"target_itl_ratio", OrNull(e.target_itl_ratio)},
       {"spec_method", OrNull(e.spec_method)},
       {"spec_k_max", OrNull(e.spec_k_max)},
+      {"draft_model", OrNull(e.draft_model)},
+      {"draft_kv_blocks", OrNull(e.draft_kv_blocks)},
       {"pass_cost_model", PassCostJson(st.pass_cost)}};
   json kv = {{"block_size", OrNull(e.kv_block_size)},
              {"blocks_total", OrNull(st.kv_blocks_total)},

@@ -32,6 +32,9 @@ struct Job {
   int max_tokens = 16;
   sampling::SamplingParams sampling;  // set greedy by GreedyJob
   int abort_after = -1;  // > 0: Abort() once this many tokens arrived
+  // > 0: Finish(kStop) once this many tokens arrived (what a stop string
+  // matched in the text does).
+  int stop_after = -1;
   int prompt_logprobs = -1;  // RequestSpec::prompt_logprobs
   std::vector<TokenId> stop_token_ids;  // StopConditions::stop_token_ids
 };
@@ -53,6 +56,8 @@ struct RunSetup {
   SchedulerConfig sched;
   kv::KvCacheConfig kv;
   ModelExecutorConfig exec;
+  // SpecMethod::kDraft's proposer (EngineOptions::proposer); else null.
+  std::shared_ptr<Proposer> proposer;
 };
 
 inline RunSetup DefaultSetup() {
@@ -109,7 +114,10 @@ inline RunResult RunJobs(const model::Model& model, const RunSetup& setup,
     res.status = exec.status();
     return res;
   }
-  auto engine_or = Engine::Create(setup.sched, setup.kv, std::move(*exec));
+  EngineOptions options;
+  options.proposer = setup.proposer;
+  auto engine_or =
+      Engine::Create(setup.sched, setup.kv, std::move(*exec), options);
   if (!engine_or.ok()) {
     res.status = engine_or.status();
     return res;
@@ -127,9 +135,10 @@ inline RunResult RunJobs(const model::Model& model, const RunSetup& setup,
     spec.prompt_logprobs = j.prompt_logprobs;
     Engine* e = engine.get();
     const int abort_after = j.abort_after;
-    Status st = engine->Submit(std::move(spec), [&, e, abort_after](
+    const int stop_after = j.stop_after;
+    Status st = engine->Submit(std::move(spec), [&, e, abort_after, stop_after](
                                                     const RequestEvent& ev) {
-      bool abort = false;
+      bool abort = false, stop = false;
       {
         std::lock_guard<std::mutex> lock(mu);
         Outcome& o = res.outcomes[ev.id];
@@ -150,8 +159,11 @@ inline RunResult RunJobs(const model::Model& model, const RunSetup& setup,
         }
         abort = !ev.finished && abort_after > 0 &&
                 static_cast<int>(o.tokens.size()) >= abort_after;
+        stop = !ev.finished && stop_after > 0 &&
+               static_cast<int>(o.tokens.size()) >= stop_after;
       }
       if (abort) (void)e->Abort(ev.id);
+      if (stop) (void)e->Finish(ev.id, FinishReason::kStop);
     });
     std::lock_guard<std::mutex> lock(mu);
     if (!st.ok() && res.status.ok()) res.status = st;

@@ -34,10 +34,13 @@ inline StopConditions MaxTokens(int n, std::vector<TokenId> stops = {}) {
 
 class Sim {
  public:
-  Sim(const SchedulerConfig& config, const kv::KvCacheConfig& kv_config)
+  // `proposer`: SpecMethod::kDraft's (Scheduler::Create).
+  Sim(const SchedulerConfig& config, const kv::KvCacheConfig& kv_config,
+      std::shared_ptr<Proposer> proposer = nullptr)
       : config_(config),
         kv_config_(kv_config),
-        sched_(Scheduler::Create(config, kv_config).value()),
+        sched_(Scheduler::Create(config, kv_config, std::move(proposer))
+                   .value()),
         exec_(kv_config.num_blocks, kv_config.block_size,
               kv_config.sliding_window,
               [this](RequestId id, int pos) { return TokenAt(id, pos); }) {

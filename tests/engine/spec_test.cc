@@ -4,6 +4,9 @@
 // per-request opt-out and the load-aware choice of k.
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <set>
+
 #include "engine/proposer.h"
 #include "tests/engine/sim.h"
 
@@ -158,6 +161,62 @@ TEST(SpecSchedulerTest, AdaptiveKFollowsTheCostOfATokenInThePass) {
       EXPECT_GT(st.spec_num_accepted_tokens, 8 * 20);
     }
   }
+}
+
+// A costly proposer (as a draft model is) that guesses the fake's tokens,
+// wrong at every third position; it records what it was asked.
+class OracleProposer final : public Proposer {
+ public:
+  void ProposeBatch(std::span<const ProposeRequest> reqs,
+                    std::vector<std::vector<TokenId>>* out) override {
+    ++calls;
+    out->assign(reqs.size(), {});
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      EXPECT_GE(reqs[i].max_k, 1);
+      live.insert(reqs[i].id);
+      asked += reqs[i].max_k;
+      for (int j = 0; j < reqs[i].max_k; ++j) {
+        const int pos = static_cast<int>(reqs[i].tokens.size()) + j;
+        const TokenId t = testing::FakeToken(reqs[i].id, pos);
+        (*out)[i].push_back(pos % 3 == 0 ? t + 1 : t);
+      }
+    }
+  }
+  void Release(RequestId id) override { live.erase(id); }
+
+  int64_t calls = 0;
+  int64_t asked = 0;
+  std::set<RequestId> live;
+};
+
+// Once per pass, for exactly the guesses the pass verifies; Release for
+// every request it saw; the output is the fake's.
+TEST(SpecSchedulerTest, CostlyProposerIsAskedOncePerPassAndReleased) {
+  SchedulerConfig c = SpecCfg(4, false);
+  c.spec_method = SpecMethod::kDraft;
+  auto p = std::make_shared<OracleProposer>();
+  Sim sim(c, Kv(256, 4), p);
+  for (RequestId id = 1; id <= 6; ++id) {
+    ASSERT_TRUE(sim.Submit(id, Prompt(int(id), 12), MaxTokens(30)).ok());
+  }
+  sim.RunUntilIdle();
+  sim.CheckAllDone();
+  const SchedulerStats st = sim.sched().stats();
+  EXPECT_GT(p->calls, 0);
+  EXPECT_LE(p->calls, sim.steps());
+  EXPECT_EQ(p->asked, st.spec_num_draft_tokens);
+  EXPECT_GT(st.spec_num_accepted_tokens, 0);
+  EXPECT_LT(st.spec_num_accepted_tokens, st.spec_num_draft_tokens);
+  EXPECT_TRUE(p->live.empty());
+}
+
+TEST(SpecSchedulerTest, ADraftProposerGoesWithSpecDraftOnly) {
+  SchedulerConfig c = SpecCfg(4, false);
+  c.spec_method = SpecMethod::kDraft;
+  EXPECT_FALSE(Scheduler::Create(c, Kv(64, 4)).ok());
+  c.spec_method = SpecMethod::kNgram;
+  EXPECT_FALSE(
+      Scheduler::Create(c, Kv(64, 4), std::make_shared<OracleProposer>()).ok());
 }
 
 }  // namespace

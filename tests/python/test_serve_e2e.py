@@ -483,6 +483,37 @@ def test_stories260k_greedy(weft_serve_factory):
     assert s.terminate() == 0
 
 
+def test_spec_draft_gives_the_same_text_and_uses_its_guesses(weft_serve_factory):
+    # The draft is the target itself: nearly every guess is accepted.
+    common = ("--kv-memory", "16M", "--threads", "1")
+    off = weft_serve_factory(STORIES, *common)
+    spec = weft_serve_factory(STORIES, *common, "--spec", "draft",
+                              "--draft-model", STORIES, "--spec-k-max", "4")
+    cfg = json.loads(http_call(spec, "GET", "/v1/effective-config")[2])
+    assert cfg["scheduler"]["spec_method"] == "draft"
+    assert cfg["scheduler"]["draft_model"] == STORIES
+    assert cfg["scheduler"]["draft_kv_blocks"] == cfg["kv"]["blocks_total"]
+    assert "draft model " + STORIES in spec.log()
+    body = {"prompt": "Once upon a time", "max_tokens": 60, "temperature": 0}
+    texts = []
+    for s in (off, spec):
+        c = openai.OpenAI(base_url=s.url + "/v1", api_key="x", max_retries=0)
+        full = c.completions.create(model="m", **body).choices[0].text
+        # A stop string inside an accepted run: nothing past it.
+        stop = full[20:26]
+        cut = c.completions.create(model="m", stop=[stop], **body)
+        texts.append((full, cut.choices[0].text, cut.choices[0].finish_reason))
+    assert texts[0] == texts[1]
+    assert texts[1][1] == texts[1][0][:texts[1][0].index(texts[1][0][20:26])]
+    m = metrics(spec)
+    drafted = gauge(m, "vllm:spec_decode_num_draft_tokens_total")
+    accepted = gauge(m, "vllm:spec_decode_num_accepted_tokens_total")
+    assert drafted > 0 and accepted >= 0.9 * drafted, (drafted, accepted)
+    cfg = json.loads(http_call(spec, "GET", "/v1/effective-config")[2])
+    assert cfg["kv"]["blocks_used"] == 0
+    assert spec.terminate() == 0 and off.terminate() == 0
+
+
 def test_priorities_and_an_itl_target(weft_serve_factory):
     s = weft_serve_factory(STORIES, "--kv-memory", "16M", "--threads", "1",
                            "--scheduling-policy", "priority",
@@ -615,6 +646,12 @@ def test_sigterm_drains_then_exits_0(weft_serve_factory):
     (["--scheduling-policy", "lifo"], "--scheduling-policy"),
     (["--target-itl-ms", "-5"], "--target-itl-ms"),
     (["--target-itl-ratio", "0.5"], "--target-itl-ratio"),
+    (["--spec", "draft"], "--draft-model"),
+    (["--draft-model", STORIES], "--spec draft"),
+    (["--spec", "ngram", "--draft-kv-blocks", "8"], "--draft-kv-blocks"),
+    (["--spec", "draft", "--draft-model", "/nonexistent/d.gguf"], "/nonexistent/d.gguf"),
+    # Gemma's 262144 tokens are not stories260K's 512.
+    (["--spec", "draft", "--draft-model", GEMMA_MODEL], "same vocabulary"),
 ])
 def test_bad_command_lines_exit_2(args, needle):
     if "-m" not in args:
