@@ -7,6 +7,7 @@
 # The server runs without prefix caching: off and on send the same prompts
 # (same --seed), and the second would otherwise skip the first's prefill.
 # SERVER_ARGS: more flags for weft serve (e.g. --spec-k-max 4).
+# SPEC: the proposer (ngram, or draft with SERVER_ARGS="--draft-model F").
 set -euo pipefail
 w=$1 c=$2 n=$3 reps=$4
 shift 4
@@ -14,7 +15,7 @@ weft=${WEFT:-build/release/weft}
 out=${OUT:-/tmp/spec-ngram}
 port=${PORT:-18433}
 mkdir -p "$out"
-"$weft" serve --spec ngram --port "$port" --max-queue 0 --no-prefix-caching \
+"$weft" serve --spec "${SPEC:-ngram}" --port "$port" --max-queue 0 --no-prefix-caching \
   ${SERVER_ARGS:-} > "$out/server.log" 2>&1 &
 server=$!
 trap 'kill $server' EXIT
