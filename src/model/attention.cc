@@ -104,6 +104,9 @@ class SliceAttention {
   void RunTask(int64_t job, int thread);
 
  private:
+  // Merges group g's partials (parts: [k1 - k0, nr, n_slices, stride])
+  // into its rows of the output, slice by slice in order.
+  void MergeGroup(const Group& g, const float* parts) const;
   // llama.cpp's standard SWA: key p is visible from pos iff pos - p < window.
   int32_t FirstVisible(int32_t pos) const {
     return local_ && pos >= c_.sliding_window
@@ -134,17 +137,6 @@ class SliceAttention {
     std::fill_n(s, a, 0.0f);
     std::fill(s + e, s + span, 0.0f);
     p[1] = kernels::SliceSoftmax(kt_, s + a, e - a, c_.attn_softcap, &p[0]);
-  }
-  // Prefetches lines share, share + nk, ... of the key (value) rows of
-  // positions [first, first + n): one kv head's share of a block's lines.
-  static void PrefetchShare(const KvRowMap& map, bool key, int32_t first, int64_t n,
-                            int64_t share, int64_t nk) {
-    const int64_t lines = ((key ? map.k_row : map.v_row) + 63) / 64;
-    for (int64_t j = 0; j < n; ++j) {
-      const int32_t p = first + static_cast<int32_t>(j);
-      const uint8_t* row = key ? map.Key(p) : map.Value(p);
-      for (int64_t l = share; l < lines; l += nk) __builtin_prefetch(row + l * 64, 0, 3);
-    }
   }
   // rows[j] = kv head kvh's part (dim elements) of base[j] for j < n, or of
   // its dequantized copy in `tile` (Q8_0).
@@ -280,16 +272,22 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   const KvRowMap map = cache_.RowMap(layer_, seq);
   const int64_t nk_heads = g.k1 - g.k0;
   auto each_block = [&](bool key, auto&& call) {
+    const int64_t row_lines = ((key ? map.k_row : map.v_row) + 63) / 64;
     auto data = [&](int32_t p) { return key ? map.Key(p) : map.Value(p); };
     const void* rows[kTileRows];
     const uint8_t* base[kTileRows];
     for (int64_t b = 0; b < span; b += kTileRows) {
       const int64_t n = std::min(kTileRows, span - b);
       for (int64_t j = 0; j < n; ++j) base[j] = data(j0 + static_cast<int32_t>(b + j));
-      const int64_t ahead_n = std::min(n, span - b - kAhead);  // next block's, in the slice
+      // Positions of the next block that exist in this slice.
+      const int64_t ahead_n = std::min(n, span - b - kAhead);
       for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-        PrefetchShare(map, key, j0 + static_cast<int32_t>(b + kAhead), ahead_n, kvh - g.k0,
-                      nk_heads);
+        for (int64_t j = 0; j < ahead_n; ++j) {
+          const uint8_t* ahead = data(j0 + static_cast<int32_t>(b + kAhead + j));
+          for (int64_t l = kvh - g.k0; l < row_lines; l += nk_heads) {
+            __builtin_prefetch(ahead + l * 64, 0, 3);
+          }
+        }
         HeadRows(base, n, kvh, key ? hd_ : hdv_, sc.tile, rows);
         call(kvh, b, n, rows);
       }
@@ -314,11 +312,16 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   });
   // The group's last task merges its rows' partials.
   if (b_.pending[gi].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  MergeGroup(g, b_.parts.data() + g.part);
+}
+
+void SliceAttention::MergeGroup(const Group& g, const float* parts) const {
+  const int64_t nh = g.gn, nr = (g.t1 - g.t0) * nh, row_stride = g.n_slices * stride_;
   for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
     for (int64_t r = 0; r < nr; ++r) {
       const int64_t ti = r / nh, h = kvh * group_ + g.g0 + r % nh;
-      kernels::MergeSlices(part(kvh) + r * row_stride, stride_, g.n_slices, hdv_,
-                           out_ + (g.t0 + ti) * c_.n_head * hdv_ + h * hdv_,
+      kernels::MergeSlices(parts + ((kvh - g.k0) * nr + r) * row_stride, stride_, g.n_slices,
+                           hdv_, out_ + (g.t0 + ti) * c_.n_head * hdv_ + h * hdv_,
                            ax_.sinks != nullptr ? ax_.sinks[h] : -INFINITY);
     }
   }
