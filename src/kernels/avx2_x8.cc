@@ -11,7 +11,9 @@
 //   y = acc - offset * corr
 // Integer sums stay in int16 while they fit: Q4_0 codes (0..15) 8 maddubs
 // (|sum| <= 8 * 2 * 15 * 128), Q5_0 codes (0..31) 4, Q8_0 (|w| with the
-// activation's sign flipped by w, up to 2 * 127 * 128) 1.
+// activation's sign flipped by w, up to 2 * 127 * 128) 1, MXFP4 (the same
+// with |w| <= 12) 8. MXFP4's float steps are its scalar twin's
+// (scalar_x8.cc), so its outputs are that twin's bits.
 //
 // Bitwise contract (kernel_table.h): a pair's float operations do not
 // depend on nr, nc or the pair's place in the tile.
@@ -79,6 +81,11 @@ static inline void BlockDots(const uint8_t* gb, const int8_t* const* a,
         PinOrder(&s32[c]);
       }
     }
+  } else if constexpr (F == Fmt::kMXFP4) {
+    __m256i s16[RC];
+    MXFP4Dots16<RC>(gb, a, s16);
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) s32[c] = _mm256_madd_epi16(s16[c], ones);
   } else if constexpr (F == Fmt::kQ8_0) {
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
@@ -148,8 +155,7 @@ void TileX8(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* gb = g + b * kGB;
     PrefetchAhead<kGB>(gb);
-    const __m256 dw =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+    const __m256 dw = X8Scales<F>(gb);
     const int8_t* a[RC];
 #pragma GCC unroll 4
     for (int c = 0; c < RC; ++c) a[c] = x[c].qs + 32 * b;
@@ -282,6 +288,7 @@ void FillX8(KernelTable* t) {
   set(WeightFormat::kIQ4_NL, TileNX8<Fmt::kIQ4_NL>, kX8Cols);
   set(WeightFormat::kQ4_1, TileNX8<Fmt::kQ4_1>, kX8Cols);
   set(WeightFormat::kQ5_1, TileNX8<Fmt::kQ5_1>, kX8Cols);
+  set(WeightFormat::kMXFP4, TileNX8<Fmt::kMXFP4>, kX8Cols);
   FillX8KQuants(t);
 }
 

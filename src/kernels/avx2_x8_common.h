@@ -49,6 +49,56 @@ static inline void StoreRows(__m256 v, int nr, float* y) {
   for (int i = 0; i < nr; ++i) y[i] = tmp[i];
 }
 
+// The 8 rows' E8M0 scale bytes at p (an MXFP4 group block) as floats,
+// bitwise E8M0ToFp32Half: 2^(e - 128), the denormals 2^-128 and 2^-127 for
+// e = 0 and 1.
+static inline __m256 E8M0Scales(const uint8_t* p) {
+  const __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i denormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+  const __m256i is_normal = _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1));
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(denormal, normal, is_normal));
+}
+
+// The 8 rows' block scales dw of a 32-element format's group block: fp16,
+// or MXFP4's E8M0 bytes.
+template <X8Fmt F>
+static inline __m256 X8Scales(const uint8_t* gb) {
+  if constexpr (F == X8Fmt::kMXFP4) {
+    return E8M0Scales(gb);
+  } else {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+  }
+}
+
+// MXFP4: s16[c] = the 8 rows' dots of one group block's values (its codes
+// through kMXFP4Values, |v| <= 12) with activation row c (a[c]: its 32
+// int8 values), as int16 pairs: |v| against the activations with v's sign
+// (vpmaddubsw's unsigned operand), each maddubs pair at most 2 * 12 * 128
+// in magnitude, so the block's 8 maddubs per lane sum exactly in int16
+// (<= 8 * 3072). vpmaddwd with ones then gives the int32 dots.
+template <int RC>
+static inline void MXFP4Dots16(const uint8_t* gb, const int8_t* const* a, __m256i* s16) {
+  const __m256i table = x86::ByteTable16(kMXFP4Values);
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    const __m256i v =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + kX8Codes<X8Fmt::kMXFP4> + 32 * j));
+    const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, m4));
+    const __m256i hi = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+    const __m256i ulo = _mm256_sign_epi8(lo, lo), uhi = _mm256_sign_epi8(hi, hi);
+#pragma GCC unroll 4
+    for (int c = 0; c < RC; ++c) {
+      const __m256i p = _mm256_add_epi16(
+          _mm256_maddubs_epi16(ulo, _mm256_sign_epi8(x86::Bcast4(a[c] + 4 * j), lo)),
+          _mm256_maddubs_epi16(uhi, _mm256_sign_epi8(x86::Bcast4(a[c] + 16 + 4 * j), hi)));
+      s16[c] = j == 0 ? p : _mm256_add_epi16(s16[c], p);
+      x86::PinOrder(&s16[c]);
+    }
+  }
+}
+
 // Codes of vector J of a Q4_0 / Q5_0 / Q4_1 / Q5_1 group block: lo =
 // elements 4J..4J+3 of each row, hi = 16+4J..16+4J+3.
 template <X8Fmt F, int J>

@@ -241,6 +241,7 @@ void Fill(KernelTable* t, bool bf16) {
   set_x8(WeightFormat::kIQ4_NL, ActFormat::kQ8x32, q8, x8_vnni::TileN<X8Fmt::kIQ4_NL>);
   set_x8(WeightFormat::kQ4_1, ActFormat::kQ8x32, q8, x8_vnni::TileN<X8Fmt::kQ4_1>);
   set_x8(WeightFormat::kQ5_1, ActFormat::kQ8x32, q8, x8_vnni::TileN<X8Fmt::kQ5_1>);
+  set_x8(WeightFormat::kMXFP4, ActFormat::kQ8x32, q8, x8_vnni::TileN<X8Fmt::kMXFP4>);
   // Q8_K activations as the AVX2 K-quant x8 entries quantize them.
   const MatMulKernel& q4k = t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)];
   CHECK(q4k.act == ActFormat::kQ8K && q4k.quantize != nullptr);

@@ -1,6 +1,6 @@
 // The AVX-512 table's pair tiles (MatMulKernel::pair_tile,
-// kernel_table.h) for Q4_0, Q5_0 and Q8_0: two consecutive x8 groups (16
-// weight rows) against up to 4 activation rows, on zmm.
+// kernel_table.h) for Q4_0, Q5_0, Q8_0 and MXFP4: two consecutive x8 groups
+// (16 weight rows) against up to 4 activation rows, on zmm.
 //
 // The x8 tile (x8_vnni_impl.h, Tile<F, RC>) holds one code vector of a
 // group's 8 rows in a ymm. Here the same code vector of group 0 sits in a
@@ -16,6 +16,7 @@
 // tile's, in the same order, so the outputs are bitwise equal to it:
 //   acc = fma(float(s0 + s1), dw * dx, acc);  corr = fma(dw, ds, corr)
 //   y = acc - offset * corr            (u = codes, w + 128 for Q8_0)
+// (MXFP4: u = |w| against the activations with w's sign, y = acc.)
 //
 // Compiled like avx512_kernels.cc (-mavx512f/bw/vl/dq/vnni/bf16, reached
 // only through the dispatch table) and, in the tests, for AVX2 with every
@@ -34,6 +35,7 @@
 #include "kernels/packed_x8.h"
 #include "kernels/x8_internal.h"
 #include "kernels/x8_vnni_impl.h"
+#include "tensor/blocks.h"
 
 // GCC 12's avx512fintrin.h builds casts and reductions on
 // _mm512_undefined_*(), which -Wuninitialized flags (a known false positive).
@@ -72,6 +74,33 @@ static inline void PairNibbles(const uint8_t* a, const uint8_t* b, __m512i* lo,
 // M = 4 on all but one shape (Q8_0's 262144 x 640 once took 1.13x).
 constexpr int kPairMinM = 3;
 
+// MXFP4's sums of block b of both groups (a, e) with RC activation rows
+// into s (as PairTile's): |v| against the activations negated where v < 0
+// (no vpsignb on zmm; where v = 0 the product is 0 either way), the x8
+// tile's exact sums.
+template <int RC>
+static inline void PairMXFP4Dots(const uint8_t* a, const uint8_t* e, const Q8x32Row* x,
+                                 int64_t b, __m512i (*s)[2]) {
+  constexpr int kCodes = kX8Codes<X8Fmt::kMXFP4>;
+  const __m512i table =
+      _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMXFP4Values)));
+  const __m512i m4 = _mm512_set1_epi8(0x0f), zero = _mm512_setzero_si512();
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    const __m512i v = Join256(a + kCodes + 32 * j, e + kCodes + 32 * j);
+    const __m512i lo = _mm512_shuffle_epi8(table, _mm512_and_si512(v, m4));
+    const __m512i hi = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
+    const __mmask64 nlo = _mm512_movepi8_mask(lo), nhi = _mm512_movepi8_mask(hi);
+    const __m512i ulo = _mm512_abs_epi8(lo), uhi = _mm512_abs_epi8(hi);
+    for (int c = 0; c < RC; ++c) {
+      const int8_t* q = x[c].qs + 32 * b;
+      const __m512i alo = Bcast4Z(q + 4 * j), ahi = Bcast4Z(q + 16 + 4 * j);
+      s[c][0] = _mm512_dpbusd_epi32(s[c][0], ulo, _mm512_mask_sub_epi8(alo, nlo, zero, alo));
+      s[c][1] = _mm512_dpbusd_epi32(s[c][1], uhi, _mm512_mask_sub_epi8(ahi, nhi, zero, ahi));
+    }
+  }
+}
+
 // Groups g0 and g1 (rows 0-7 and 8-15; nr <= 16 valid rows, all 16 read)
 // of format F against RC Q8x32 activation rows.
 template <X8Fmt F, int RC>
@@ -80,6 +109,7 @@ static void PairTile(int64_t k, const uint8_t* g0, const uint8_t* g1, int nr,
                      size_t y_stride) {
   constexpr int kGB = kX8GroupBlockBytes<F>;
   constexpr float kOffset = x8_vnni::kCodeOffset<F>;
+  constexpr bool kCorr = F != X8Fmt::kMXFP4;  // MXFP4's sums are exact
   const int64_t nb = k / 32;
   Q8x32Row x[RC];
   for (int c = 0; c < RC; ++c) x[c] = Q8x32RowAt(xq, xq_stride, c, k);
@@ -90,13 +120,19 @@ static void PairTile(int64_t k, const uint8_t* g0, const uint8_t* g1, int nr,
     const uint8_t* a = g0 + b * kGB;
     const uint8_t* e = g1 + b * kGB;
     PairPrefetch<kGB>(a, e, static_cast<size_t>(b) * kGB, group_bytes);
-    const __m512 dw = JoinScales(a, e);
+    const __m512 dw =
+        F == X8Fmt::kMXFP4
+            ? _mm512_insertf32x8(_mm512_castps256_ps512(avx2::E8M0Scales(a)),
+                                 avx2::E8M0Scales(e), 1)
+            : JoinScales(a, e);
     // s[c][0] / s[c][1]: the sums over the even / odd code vectors.
     __m512i s[RC][2];
     for (int c = 0; c < RC; ++c) {
       s[c][0] = s[c][1] = _mm512_setzero_si512();
     }
-    if constexpr (F == X8Fmt::kQ8_0) {
+    if constexpr (F == X8Fmt::kMXFP4) {
+      PairMXFP4Dots<RC>(a, e, x, b, s);
+    } else if constexpr (F == X8Fmt::kQ8_0) {
       const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
@@ -127,12 +163,12 @@ static void PairTile(int64_t k, const uint8_t* g0, const uint8_t* g1, int nr,
       const __m512i s32 = _mm512_add_epi32(s[c][0], s[c][1]);
       const __m512 sc = _mm512_mul_ps(dw, _mm512_set1_ps(x[c].d[b]));
       acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s32), sc, acc[c]);
-      corr[c] = _mm512_fmadd_ps(dw, _mm512_set1_ps(x[c].ds[b]), corr[c]);
+      if constexpr (kCorr) corr[c] = _mm512_fmadd_ps(dw, _mm512_set1_ps(x[c].ds[b]), corr[c]);
     }
   }
   for (int c = 0; c < RC; ++c) {
-    StorePairRows(_mm512_fnmadd_ps(_mm512_set1_ps(kOffset), corr[c], acc[c]), nr,
-                  y + c * y_stride);
+    StorePairRows(kCorr ? _mm512_fnmadd_ps(_mm512_set1_ps(kOffset), corr[c], acc[c]) : acc[c],
+                  nr, y + c * y_stride);
   }
 }
 
@@ -157,6 +193,9 @@ void FillPairTiles(KernelTable* t) {
     kern.pair_tile = PairTileN<decltype(fmt)::value>;
     kern.pair_min_m = kPairMinM;
   });
+  MatMulKernel& mxfp4 = t->matmul_x8[static_cast<int>(WeightFormat::kMXFP4)];
+  mxfp4.pair_tile = PairTileN<X8Fmt::kMXFP4>;
+  mxfp4.pair_min_m = kPairMinM;
 }
 
 }  // namespace weft::kernels::avx512

@@ -195,8 +195,8 @@ struct MatMulKernel {
 struct KernelTable {
   const char* name = "scalar";  // "scalar", "avx2", "avx512", "neon"
   MatMulKernel matmul[kNumWeightFormats];
-  // Kernels for weights in the x8 layout (packed_x8.h): Q4_0, Q5_0, Q8_0,
-  // Q4_K, Q5_K and Q6_K only (tile kernels with tile_rows = 8; nr < 8 on the last
+  // Kernels for weights in the x8 layout (packed_x8.h): the formats
+  // CanPackX8 takes (tile kernels with tile_rows = 8; nr < 8 on the last
   // group); the other entries are empty.
   MatMulKernel matmul_x8[kNumWeightFormats];
 

@@ -17,14 +17,19 @@ void PackBlock(const uint8_t* const* rows, int n_rows, int64_t b,
                uint8_t* dst) {
   constexpr bool kQ5 = std::is_same_v<Block, BlockQ5_0> || std::is_same_v<Block, BlockQ5_1>;
   constexpr bool kMin = std::is_same_v<Block, BlockQ4_1> || std::is_same_v<Block, BlockQ5_1>;
+  constexpr bool kE8M0 = std::is_same_v<Block, BlockMXFP4>;  // 1-byte scales
   constexpr int kQsBytes = sizeof(Block{}.qs);
   std::memset(dst, 0, kX8Rows * sizeof(Block));
   uint8_t* d = dst;
-  uint8_t* h = dst + (kMin ? 32 : 16);
+  uint8_t* h = dst + (kMin ? 32 : kE8M0 ? 8 : 16);
   uint8_t* q = h + (kQ5 ? 32 : 0);
   for (int i = 0; i < n_rows; ++i) {
     const Block& blk = reinterpret_cast<const Block*>(rows[i])[b];
-    std::memcpy(d + 2 * i, &blk.d, 2);
+    if constexpr (kE8M0) {
+      d[i] = blk.e;
+    } else {
+      std::memcpy(d + 2 * i, &blk.d, 2);
+    }
     if constexpr (kMin) std::memcpy(dst + 16 + 2 * i, &blk.m, 2);
     for (int j = 0; j < kQsBytes / 4; ++j) {
       std::memcpy(q + 32 * j + 4 * i, blk.qs + 4 * j, 4);
@@ -238,7 +243,7 @@ bool CanPackX8(GgmlType type) {
          type == GgmlType::kQ8_0 || type == GgmlType::kIQ4_NL || type == GgmlType::kQ4_1 ||
          type == GgmlType::kQ5_1 || type == GgmlType::kIQ4_XS || type == GgmlType::kQ2_K ||
          type == GgmlType::kQ3_K || type == GgmlType::kQ4_K ||
-         type == GgmlType::kQ5_K || type == GgmlType::kQ6_K;
+         type == GgmlType::kQ5_K || type == GgmlType::kQ6_K || type == GgmlType::kMXFP4;
 }
 
 size_t X8RowBytes(GgmlType type, int64_t k) {
@@ -296,6 +301,9 @@ void PackX8(GgmlType type, const void* w, size_t w_row_bytes, int64_t n,
       break;
     case GgmlType::kIQ4_XS:
       PackAll<BlockIQ4_XS>(src, w_row_bytes, n, k, dst);
+      break;
+    case GgmlType::kMXFP4:
+      PackAll<BlockMXFP4>(src, w_row_bytes, n, k, dst);
       break;
     default:
       PackAll<BlockQ8_0>(src, w_row_bytes, n, k, dst);

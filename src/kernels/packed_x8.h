@@ -1,4 +1,4 @@
-// The x8 weight layout: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, IQ4_XS and
+// The x8 weight layout: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4, IQ4_XS and
 // the K-quants Q2_K .. Q6_K: matrices with 8 rows
 // interleaved block by block, repacked once at load time for MatMul.
 //
@@ -18,6 +18,8 @@
 //   q[J][32] J = 4 (Q4_0, Q5_0) or 8 (Q8_0) vectors of 32 bytes: vector j
 //            holds bytes 4j .. 4j+3 of each row's qs, row i at 4i .. 4i+3
 // IQ4_NL is laid out as Q4_0 (the same block bytes; codes index its table).
+// MXFP4 as IQ4_NL with the 8 rows' E8M0 scale bytes e[8] (8 bytes) in
+// place of d: a group block is 8 x 17 bytes, the codes at byte 8.
 // Q4_1 and Q5_1 as Q4_0 and Q5_0 with the 8 rows' fp16 mins m[8] (16
 // bytes) after d.
 // For Q4_0 / Q5_0, byte 4j+t of a row's qs holds element 4j+t in its low
@@ -101,7 +103,7 @@ inline constexpr size_t kX8IQ4XSCodes = 80;
 inline constexpr size_t kX8Q6KCodes = 144;
 
 // Whether MatMul has x8 kernels for `type` (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
-// IQ4_NL, IQ4_XS, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K).
+// IQ4_NL, MXFP4, IQ4_XS, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K).
 bool CanPackX8(GgmlType type);
 
 // Bytes per row in the x8 layout (a group is 8 of them): RowBytes, but

@@ -3,7 +3,9 @@
 //   acc += float(sum_e code[e] * a[e]) * (dw * da)   per block, in order
 //   y = acc - offset * sum_b dw * ds                  (Q4_0 / Q5_0)
 // where code is the unsigned code (w = dw * (code - offset)) or Q8_0's
-// signed value (offset 0).
+// signed value (offset 0). MXFP4 has its own tile (TileX8MXFP4), the
+// bitwise reference of its SIMD twins.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -30,14 +32,14 @@ struct X8Traits {
           for (int t = 0; t < 4; ++t) isum[i] += q[4 * i + t] * a[4 * j + t];
         }
       }
-    } else if constexpr (F == Fmt::kIQ4_NL) {
-      const uint8_t* q = gb + 16;
+    } else if constexpr (F == Fmt::kIQ4_NL || F == Fmt::kMXFP4) {
+      const int8_t* values = F == Fmt::kIQ4_NL ? kIQ4NLValues : kMXFP4Values;
+      const uint8_t* q = gb + kX8Codes<F>;
       for (int j = 0; j < 4; ++j) {
         for (int i = 0; i < kX8Rows; ++i) {
           for (int t = 0; t < 4; ++t) {
             const uint8_t byte = q[32 * j + 4 * i + t];
-            isum[i] += kIQ4NLValues[byte & 15] * a[4 * j + t] +
-                       kIQ4NLValues[byte >> 4] * a[16 + 4 * j + t];
+            isum[i] += values[byte & 15] * a[4 * j + t] + values[byte >> 4] * a[16 + 4 * j + t];
           }
         }
       }
@@ -94,6 +96,32 @@ void TileX8(int64_t k, const void* w, size_t /*w_stride*/, int nr,
                                 ? acc[i] + corr[i]
                                 : acc[i] - static_cast<float>(kX8Offset<F>) * corr[i];
     }
+  }
+}
+
+// MXFP4, the reference every ISA's MXFP4 x8 tile gives bit for bit: per
+// (row, activation row) the exact integer dot of each block's values
+// (kMXFP4Values) with the int8 activations, then, in block order,
+//   acc = fma(float(isum), dw * da, acc)     (dw = 2^(e - 128): E8M0ToFp32Half)
+// and y = acc (signed values: no offset). One fused multiply-add, as the
+// SIMD tiles' vfmadd, so the float steps are theirs exactly.
+void TileX8MXFP4(int64_t k, const void* w, size_t /*w_stride*/, int nr, const void* xq,
+                 size_t xq_stride, int nc, float* y, size_t y_stride) {
+  constexpr int kGB = kX8GroupBlockBytes<Fmt::kMXFP4>;
+  const int64_t nb = k / 32;
+  const uint8_t* g = static_cast<const uint8_t*>(w);
+  for (int c = 0; c < nc; ++c) {
+    const Q8x32Row x = Q8x32RowAt(xq, xq_stride, c, k);
+    float acc[kX8Rows] = {};
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* gb = g + b * kGB;
+      int32_t isum[kX8Rows] = {};
+      X8Traits<Fmt::kMXFP4>::Dots(gb, x.qs + 32 * b, isum);
+      for (int i = 0; i < kX8Rows; ++i) {
+        acc[i] = std::fma(static_cast<float>(isum[i]), E8M0ToFp32Half(gb[i]) * x.d[b], acc[i]);
+      }
+    }
+    for (int i = 0; i < nr; ++i) y[c * y_stride + i] = acc[i];
   }
 }
 
@@ -259,6 +287,7 @@ void FillScalarX8(KernelTable* t, QuantizeActFn quantize_q8x32) {
   set(WeightFormat::kIQ4_NL, TileX8<Fmt::kIQ4_NL>);
   set(WeightFormat::kQ4_1, TileX8<Fmt::kQ4_1>);
   set(WeightFormat::kQ5_1, TileX8<Fmt::kQ5_1>);
+  set(WeightFormat::kMXFP4, TileX8MXFP4);
   const MatMulKernel& k4 = t->matmul[static_cast<int>(WeightFormat::kQ4_K)];
   t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] = MatMulKernel{
       ActFormat::kQ8K, k4.quantize, nullptr, TileX8Q45K<false>, kX8Rows, 1};

@@ -13,8 +13,10 @@
 namespace weft::kernels {
 
 // The 32-element formats of the x8 layout, as the tiles' template argument.
-// IQ4_NL's group blocks are Q4_0's bytes (its codes index kIQ4NLValues).
-enum class X8Fmt { kQ4_0, kQ5_0, kQ8_0, kIQ4_NL, kQ4_1, kQ5_1 };
+// IQ4_NL's group blocks are Q4_0's bytes (its codes index kIQ4NLValues);
+// MXFP4's hold 8 E8M0 scale bytes in place of the fp16 d, then the same
+// code vectors (indexing kMXFP4Values).
+enum class X8Fmt { kQ4_0, kQ5_0, kQ8_0, kIQ4_NL, kQ4_1, kQ5_1, kMXFP4 };
 
 // Q4_1 / Q5_1: w = d * code + m, a per-block min in place of an offset; a
 // group block holds the 8 rows' m (fp16) right after their d.
@@ -27,7 +29,7 @@ inline constexpr bool kX8Has5th = F == X8Fmt::kQ5_0 || F == X8Fmt::kQ5_1;
 template <X8Fmt F>
 inline constexpr int kX8High = kX8HasMin<F> ? 32 : 16;
 template <X8Fmt F>
-inline constexpr int kX8Codes = kX8High<F> + (kX8Has5th<F> ? 32 : 0);
+inline constexpr int kX8Codes = F == X8Fmt::kMXFP4 ? 8 : kX8High<F> + (kX8Has5th<F> ? 32 : 0);
 
 // Bytes of one block of a group (8 rows): 8 of the format's blocks.
 template <X8Fmt F>
@@ -36,11 +38,13 @@ inline constexpr int kX8GroupBlockBytes =
                                : F == X8Fmt::kQ5_0                      ? sizeof(BlockQ5_0)
                                : F == X8Fmt::kQ4_1                      ? sizeof(BlockQ4_1)
                                : F == X8Fmt::kQ5_1                      ? sizeof(BlockQ5_1)
+                               : F == X8Fmt::kMXFP4                     ? sizeof(BlockMXFP4)
                                                                         : sizeof(BlockQ8_0));
 static_assert(sizeof(BlockIQ4_NL) == sizeof(BlockQ4_0));
 
 // The codes' offset, w = d * (code - offset); Q8_0's codes are the signed
-// values and IQ4_NL's index them (offset 0); Q4_1 / Q5_1 have a min instead.
+// values and IQ4_NL's and MXFP4's index them (offset 0); Q4_1 / Q5_1 have a
+// min instead.
 template <X8Fmt F>
 inline constexpr int kX8Offset = F == X8Fmt::kQ4_0 ? 8 : F == X8Fmt::kQ5_0 ? 16 : 0;
 

@@ -16,6 +16,9 @@
 // sum runs in two chains (the group's even and odd code vectors), added at
 // the end of the block, so that 8 chains of vpdpbusd (latency 4-5 cycles)
 // are in flight rather than 4: an exact integer sum either way.
+// MXFP4 (values |v| <= 12) goes in as |v| against the activations with v's
+// sign, exact with no offset: the float steps are then its scalar twin's
+// (scalar_x8.cc) and the AVX2 tile's, and so are the bits.
 //
 // Bitwise contract (kernel_table.h): a pair's float operations do not
 // depend on nr, nc or the pair's place in the tile.
@@ -64,6 +67,7 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
                  size_t xq_stride, float* y, size_t y_stride) {
   constexpr int kGB = kX8GroupBlockBytes<F>;
   constexpr float kOffset = kCodeOffset<F>;
+  constexpr bool kCorr = F != X8Fmt::kMXFP4;  // MXFP4's values are exact
   const int64_t nb = k / 32;
   const uint8_t* g = static_cast<const uint8_t*>(w);
   Q8x32Row x[RC];
@@ -73,8 +77,7 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* gb = g + b * kGB;
     avx2::PrefetchAhead<kGB, kTileAhead>(gb);
-    const __m256 dw =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gb)));
+    const __m256 dw = avx2::X8Scales<F>(gb);
     // The correction's weight factor: the rows' mins (Q4_1 / Q5_1) or d.
     const __m256 cw =
         kX8HasMin<F>
@@ -85,7 +88,25 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
     for (int c = 0; c < RC; ++c) {
       s[c][0] = s[c][1] = _mm256_setzero_si256();
     }
-    if constexpr (F == X8Fmt::kIQ4_NL) {
+    if constexpr (F == X8Fmt::kMXFP4) {
+      // The values (|v| <= 12) go in as |v|, the activations with v's sign
+      // (as the AVX-512 row kernel, avx512_mxfp4.cc): the exact dots, with
+      // no offset to take off.
+      const __m256i table = x86::ByteTable16(kMXFP4Values);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        const __m256i v =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + kX8Codes<F> + 32 * j));
+        __m256i lo, hi;
+        avx2::TableNibbles(table, v, &lo, &hi);
+        const __m256i ulo = _mm256_sign_epi8(lo, lo), uhi = _mm256_sign_epi8(hi, hi);
+        for (int c = 0; c < RC; ++c) {
+          const int8_t* a = x[c].qs + 32 * b;
+          s[c][0] = _mm256_dpbusd_epi32(s[c][0], ulo, _mm256_sign_epi8(Bcast4(a + 4 * j), lo));
+          s[c][1] = _mm256_dpbusd_epi32(s[c][1], uhi, _mm256_sign_epi8(Bcast4(a + 16 + 4 * j), hi));
+        }
+      }
+    } else if constexpr (F == X8Fmt::kIQ4_NL) {
       // The table holds each value + 128 (its sign bit flipped): the
       // unsigned codes of the Q8_0 path, straight from the nibbles.
       const __m256i table = _mm256_xor_si256(x86::ByteTable16(kIQ4NLValues),
@@ -156,12 +177,14 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
       const __m256i s32 = _mm256_add_epi32(s[c][0], s[c][1]);
       const __m256 sc = _mm256_mul_ps(dw, _mm256_set1_ps(x[c].d[b]));
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s32), sc, acc[c]);
-      corr[c] = _mm256_fmadd_ps(cw, _mm256_set1_ps(x[c].ds[b]), corr[c]);
+      if constexpr (kCorr) corr[c] = _mm256_fmadd_ps(cw, _mm256_set1_ps(x[c].ds[b]), corr[c]);
     }
   }
   for (int c = 0; c < RC; ++c) {
-    // Q4_1 / Q5_1: + sum m * ds; the others: - offset * sum dw * ds.
+    // Q4_1 / Q5_1: + sum m * ds; MXFP4: acc (bitwise its scalar twin's,
+    // scalar_x8.cc); the others: - offset * sum dw * ds.
     const __m256 v = kX8HasMin<F> ? _mm256_add_ps(acc[c], corr[c])
+                     : !kCorr     ? acc[c]
                                   : _mm256_fnmadd_ps(_mm256_set1_ps(kOffset), corr[c], acc[c]);
     avx2::StoreRows(v, nr, y + c * y_stride);
   }

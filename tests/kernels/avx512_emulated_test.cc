@@ -102,7 +102,7 @@ std::string Name(GgmlType t, int64_t m, int64_t k, bool x8) {
                    static_cast<long long>(k));
 }
 
-// The VNNI Q4_0 / Q5_0 / Q2_K .. Q6_K / IQ4_XS x8 tiles compute the AVX2 tiles'
+// The VNNI Q4_0 / Q5_0 / Q2_K .. Q6_K / IQ4_XS / MXFP4 x8 tiles compute the AVX2 tiles'
 // exact integer block sums and then the same float operations
 // (x8_vnni_impl.h): the AVX2 table's bits, for every M (the AVX2 Q5_0 and
 // Q6_K tiles switch to their wide forms above 4 and 3 rows; the AVX2 Q4_K
@@ -114,7 +114,7 @@ TEST(Avx512EmulatedTest, VnniTilesGiveTheAvx2Bits) {
   uint32_t seed = 7300;
   for (GgmlType type :
        {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
-        GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kIQ4_XS}) {
+        GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kIQ4_XS, GgmlType::kMXFP4}) {
     const std::vector<int64_t> ks = TypeTraits(type).block_size == 256
                                         ? std::vector<int64_t>{256, 768, 2304}
                                         : std::vector<int64_t>{32, 608, 2144};
@@ -152,10 +152,10 @@ TEST(Avx512EmulatedTest, PairTilesGiveTheX8TileBits) {
       paired.matmul_x8[f].pair_min_m = 1;
       unpaired.matmul_x8[f].pair_tile = nullptr;
     }
-    EXPECT_EQ(n_pairs, 8) << table->name;
+    EXPECT_EQ(n_pairs, 9) << table->name;
     for (GgmlType type :
          {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K,
-          GgmlType::kQ6_K, GgmlType::kQ3_K, GgmlType::kIQ4_XS}) {
+          GgmlType::kQ6_K, GgmlType::kQ3_K, GgmlType::kIQ4_XS, GgmlType::kMXFP4}) {
       const std::vector<int64_t> ks = TypeTraits(type).block_size == 256
                                           ? std::vector<int64_t>{256, 2304}
                                           : std::vector<int64_t>{32, 608, 2144};
@@ -199,7 +199,7 @@ TEST(Avx512EmulatedTest, NativeTableMatchesEmulation) {
             type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K ||
             type == GgmlType::kQ5_K || type == GgmlType::kQ6_K || type == GgmlType::kIQ4_NL ||
             type == GgmlType::kQ2_K || type == GgmlType::kQ3_K || type == GgmlType::kQ4_1 ||
-            type == GgmlType::kQ5_1 || type == GgmlType::kIQ4_XS) {
+            type == GgmlType::kQ5_1 || type == GgmlType::kIQ4_XS || type == GgmlType::kMXFP4) {
           EXPECT_EQ(RunMatMul(native, p, nullptr, true),
                     RunMatMul(emu, p, nullptr, true))
               << Name(type, m, k, true);

@@ -4,12 +4,14 @@
 // count bit for bit, and sharing one activation conversion in MatMulMany.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/packed_x8.h"
+#include "tensor/blocks.h"
 #include "matmul_testing.h"
 #include "util/strings.h"
 
@@ -32,7 +34,8 @@ constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0
                                GgmlType::kQ4_1, GgmlType::kQ5_1,
                                GgmlType::kIQ4_NL, GgmlType::kQ2_K, GgmlType::kQ3_K,
                                GgmlType::kQ4_K,
-                               GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_XS};
+                               GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_XS,
+                               GgmlType::kMXFP4};
 
 std::string Name(GgmlType t, int64_t m, int64_t n, int64_t k) {
   return StrFormat("%s x8 M=%lld N=%lld K=%lld",
@@ -59,6 +62,7 @@ TEST(MatMulX8Test, Layout) {
   EXPECT_TRUE(CanPackX8(GgmlType::kQ5_K));
   EXPECT_TRUE(CanPackX8(GgmlType::kQ6_K));
   EXPECT_TRUE(CanPackX8(GgmlType::kIQ4_XS));
+  EXPECT_TRUE(CanPackX8(GgmlType::kMXFP4));
   EXPECT_FALSE(CanPackX8(GgmlType::kQ8_1));
   EXPECT_FALSE(CanPackX8(GgmlType::kF16));
   // Rows rounded up to whole groups of 8.
@@ -71,6 +75,7 @@ TEST(MatMulX8Test, Layout) {
   EXPECT_EQ(X8RowBytes(GgmlType::kQ3_K, 512), size_t{228});
   EXPECT_EQ(X8RowBytes(GgmlType::kQ2_K, 512), size_t{168});  // the file's size
   EXPECT_EQ(X8RowBytes(GgmlType::kQ6_K, 512), size_t{420});  // the file's size
+  EXPECT_EQ(X8RowBytes(GgmlType::kMXFP4, 64), size_t{34});   // the file's size
   for (const KernelTable* table : TablesUnderTest()) {
     for (GgmlType t : kTypes) {
       const MatMulKernel& k =
@@ -106,6 +111,35 @@ TEST(MatMulX8Test, MatchesRowMajorScalar) {
             ExpectClose(got, want, BlockTolerance(p), n, Name(type, m, n, k));
             EXPECT_EQ(RunMatMul(t, p, &pool, /*x8=*/true), got)
                 << "threaded, " << Name(type, m, n, k);
+          }
+        }
+      }
+    }
+  }
+}
+
+// MXFP4's scalar x8 tile is the reference its SIMD twins give bit for bit
+// (exact integer block dots, the same fused float steps): every table's
+// tile against the scalar one on odd shapes, with random E8M0 scales that
+// include the denormal ones (e = 0, 1) and the largest used.
+TEST(MatMulX8Test, MXFP4TilesGiveTheScalarTwinsBits) {
+  const KernelTable& scalar = GetKernels(Isa::kScalar);
+  uint32_t seed = 6100;
+  for (bool wild_scales : {false, true}) {
+    for (int64_t k : {32, 96, 608, 2144}) {
+      for (int64_t m : {1, 3, 17}) {
+        for (int64_t n : {1, 5, 19, 67}) {
+          Problem p = MakeProblem(GgmlType::kMXFP4, m, n, k, seed++);
+          if (wild_scales) {
+            std::mt19937 rng(seed);
+            for (size_t b = 0; b < p.w.size() / sizeof(BlockMXFP4); ++b) {
+              p.w[b * sizeof(BlockMXFP4)] = static_cast<uint8_t>(b % 5 == 0 ? b % 2 : rng() % 150);
+            }
+          }
+          const std::vector<float> want = RunMatMul(scalar, p, nullptr, /*x8=*/true);
+          for (const KernelTable* table : TablesUnderTest()) {
+            EXPECT_EQ(RunMatMul(*table, p, nullptr, /*x8=*/true), want)
+                << table->name << ", " << Name(p.type, m, n, k) << (wild_scales ? ", wild" : "");
           }
         }
       }
