@@ -257,6 +257,10 @@ struct MakeModelOptions {
   std::string out_path;
   // Weight type name.
   std::string type_name = "q8_0";
+  // MoE: the type of the expert tensors (*_exps.weight); empty = type_name.
+  // gpt-oss files keep their experts in MXFP4 and the rest in a float type
+  // or Q8_0: --type f32 --expert-type mxfp4.
+  std::string expert_type_name;
   // general.name; empty = DefaultModelName(arch).
   std::string name;
   // Random seed.
@@ -292,6 +296,8 @@ void RegisterMakeModelFlags(MakeModelOptions* o, FlagSet* flags) {
   flags->String("type", &o->type_name,
                 "weight type: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl iq4_xs q2_k q3_k "
                 "q4_k q5_k q6_k mxfp4");
+  flags->String("expert-type", &o->expert_type_name,
+                "MoE: weight type of the expert tensors (default: --type)");
   flags->Int("seed", &o->seed, "random seed");
   flags->Double("std", &o->std_dev, "standard deviation of weight matrices");
   flags->Double("eps", &o->eps, "RMS norm epsilon (0: 1e-5 for llama, 1e-6 otherwise)");
@@ -334,6 +340,11 @@ bool ParseMakeModelFlags(int argc, char** argv, MakeModelOptions* o, GgmlType* t
     return fail("unsupported --type '" + o->type_name + "'");
   }
   *type = *t;
+  if (o->expert_type_name.empty()) o->expert_type_name = o->type_name;
+  std::optional<GgmlType> et = ParseTypeName(o->expert_type_name);
+  if (!et || !IsWeightType(*et) || !CanQuantize(*et)) {
+    return fail("unsupported --expert-type '" + o->expert_type_name + "'");
+  }
   ModelShape& s = o->s;
   if (s.kv_heads == 0) s.kv_heads = s.heads;
   if (s.head_dim == 0 && s.heads > 0) {
@@ -365,7 +376,11 @@ int WriteModel(const MakeModelOptions& o, GgmlType type, const gguf::GgufFile& v
                uint64_t* params) {
   const ModelShape& s = o.s;
   gguf::GgufWriter writer;
-  SetArchMetadata(s, type, o.name.empty() ? DefaultModelName(s.arch) : o.name, &writer);
+  // general.file_type: MXFP4 experts make the file MXFP4_MOE, as gpt-oss's.
+  const GgmlType expert_type = *ParseTypeName(o.expert_type_name);
+  const GgmlType file_type =
+      s.experts > 0 && expert_type == GgmlType::kMXFP4 ? expert_type : type;
+  SetArchMetadata(s, file_type, o.name.empty() ? DefaultModelName(s.arch) : o.name, &writer);
   for (const gguf::MetadataEntry& e : vf.metadata()) {
     if (e.key.rfind("tokenizer.", 0) == 0) writer.Set(e.key, e.value);
   }
@@ -373,7 +388,9 @@ int WriteModel(const MakeModelOptions& o, GgmlType type, const gguf::GgufFile& v
     // The router and biases stay F32, as llama.cpp's quantizer leaves them.
     const bool f32 = spec.dims.size() == 1 || spec.init == Init::kBias ||
                      spec.name.find("ffn_gate_inp") != std::string::npos;
-    const GgmlType t = f32 ? GgmlType::kF32 : MatrixType(type, spec.dims[0]);
+    const bool expert = spec.name.find("_exps.weight") != std::string::npos;
+    const GgmlType want = expert ? expert_type : type;
+    const GgmlType t = f32 ? GgmlType::kF32 : MatrixType(want, spec.dims[0]);
     auto data = MakeTensor(spec, t, static_cast<uint64_t>(o.seed), o.std_dev,
                            static_cast<int>(o.threads));
     if (!data.ok()) {
@@ -388,10 +405,10 @@ int WriteModel(const MakeModelOptions& o, GgmlType type, const gguf::GgufFile& v
       std::fprintf(stderr, "make-model: %s\n", st.ToString().c_str());
       return 1;
     }
-    if (t != type && !f32) {
+    if (t != want && !f32) {
       std::fprintf(stderr, "make-model: %s rows of %llu do not fit %s; using %s\n",
                    spec.name.c_str(), static_cast<unsigned long long>(spec.dims[0]),
-                   std::string(TypeName(type)).c_str(), std::string(TypeName(t)).c_str());
+                   std::string(TypeName(want)).c_str(), std::string(TypeName(t)).c_str());
     }
   }
   if (Status st = writer.WriteFile(o.out_path); !st.ok()) {

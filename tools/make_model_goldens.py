@@ -27,7 +27,7 @@ to that script's bin directory (its libllama.so).
 
 Usage:
   .venv/bin/python tools/make_model_goldens.py
-      [--only stories|gemma|qwen2|qwen3moe|qwen3|gemma2|phi3]
+      [--only stories|gemma|qwen2|qwen3moe|gpt-oss|gpt-oss-mxfp4|qwen3|gemma2|phi3]
       [--weft build/release/weft] [--llamacpp-python /work/refvenv/bin/python]
 
 The qwen2 and qwen3moe models are synthetic: `weft make-model` with
@@ -139,6 +139,11 @@ GPTOSS_ARGS = ["--arch", "gpt-oss", "--dim", "128", "--layers", "2", "--heads", 
                "--vocab-from", "{shared}/ggml-vocab-llama-spm.gguf", "--type", "f32",
                "--seed", "1", "--std", "0.2"]
 
+# gpt-oss as its files are: MXFP4 experts (Weft's x8 MXFP4 tiles, int8
+# activations), everything else f32; the reference decodes the same MXFP4
+# bytes with gguf-py's dequantizer. Same shape and prompts as GPTOSS_ARGS.
+GPTOSS_MXFP4_ARGS = GPTOSS_ARGS + ["--expert-type", "mxfp4"]
+
 
 def sha256(path):
     h = hashlib.sha256()
@@ -153,7 +158,8 @@ import json, sys
 import numpy as np
 from llama_cpp import Llama
 path, prompts, n = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
-m = Llama(model_path=path, n_ctx=256, logits_all=True, verbose=False, n_threads=2,
+n_ctx = int(sys.argv[4]) if len(sys.argv) > 4 else 256
+m = Llama(model_path=path, n_ctx=n_ctx, logits_all=True, verbose=False, n_threads=2,
           type_k=0, type_v=0)  # f32 KV: no f16 rounding in the comparison
 out = []
 for ids in prompts:
@@ -170,12 +176,13 @@ print(json.dumps(out))
 """
 
 
-def llamacpp_cross_check(python, model, prompts):
+def llamacpp_cross_check(python, model, prompts, n_ctx=256):
     if not python or not os.path.exists(python):
         return None
     try:
         r = subprocess.run([python, "-c", LLAMACPP_SNIPPET, model,
-                            json.dumps([ids for _, ids in prompts]), str(N_GREEDY)],
+                            json.dumps([ids for _, ids in prompts]), str(N_GREEDY),
+                            str(n_ctx)],
                            capture_output=True, text=True, timeout=1800)
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -188,8 +195,11 @@ def llamacpp_cross_check(python, model, prompts):
 def make_golden(name, model_path, prompts, full_logits, llamacpp_python, extra=None,
                 need_llamacpp=False):
     print(f"[{name}] loading {model_path}", file=sys.stderr)
-    m = RefModel(model_path)
-    cross = llamacpp_cross_check(llamacpp_python, model_path, prompts)
+    # The serving context (extra "n_ctx"): LongRoPE files use their long
+    # factors beyond their original context, on both sides.
+    n_ctx = (extra or {}).get("n_ctx", 0)
+    m = RefModel(model_path, n_ctx=n_ctx)
+    cross = llamacpp_cross_check(llamacpp_python, model_path, prompts, max(n_ctx, 256))
     if need_llamacpp and cross is None:
         raise SystemExit(f"[{name}] needs llama-cpp-python (--llamacpp-python)")
     doc = {
@@ -215,6 +225,8 @@ def make_golden(name, model_path, prompts, full_logits, llamacpp_python, extra=N
             entry["top_logits"] = [round(float(first[t]), 6) for t in top]
         entry["greedy"] = toks
         entry["greedy_min_margin"] = round(min(margins), 6)
+        if m.cfg.n_expert > 0:
+            entry["router_rel_gap"] = [round(g, 6) for g in m.step_router_gaps]
         if cross is not None:
             c = cross[i]
             agree = 0
@@ -243,7 +255,7 @@ def make_golden(name, model_path, prompts, full_logits, llamacpp_python, extra=N
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=["stories", "gemma", "smollm2", "qwen2", "qwen3moe",
-                                       "gpt-oss", *SYNTHETIC])
+                                       "gpt-oss", "gpt-oss-mxfp4", *SYNTHETIC])
     ap.add_argument("--weft", default=os.path.join(ROOT, "build", "release", "weft"))
     ap.add_argument("--llamacpp-python", default="/work/refvenv/bin/python")
     a = ap.parse_args()
@@ -259,9 +271,12 @@ def main():
     synthetic = [("qwen2", "qwen2-synthetic", QWEN2_ARGS, QWEN2_PROMPTS, False, False),
                  ("qwen3moe", "qwen3moe-synthetic", QWEN3MOE_ARGS, QWEN3MOE_PROMPTS, False,
                   False),
-                 ("gpt-oss", "gpt-oss-synthetic", GPTOSS_ARGS, QWEN3MOE_PROMPTS, False, True)]
+                 ("gpt-oss", "gpt-oss-synthetic", GPTOSS_ARGS, QWEN3MOE_PROMPTS, False, True),
+                 ("gpt-oss-mxfp4", "gpt-oss-mxfp4-synthetic", GPTOSS_MXFP4_ARGS,
+                  QWEN3MOE_PROMPTS, False, False)]
     synthetic += [(arch, f"{arch}-synthetic", margs, STORIES_PROMPTS, True, True)
                   for arch, margs in SYNTHETIC.items()]
+    serving_ctx = {}  # golden name -> the serving context ("n_ctx")
     for key, name, make_args, prompts, full_logits, need_llamacpp in synthetic:
         if a.only not in (None, key):
             continue
@@ -272,8 +287,11 @@ def main():
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, name + ".gguf")
             subprocess.run([a.weft, "make-model", *args, "-o", path], check=True)
+            extra = {"make_model_args": make_args}
+            if key in serving_ctx:
+                extra["n_ctx"] = serving_ctx[key]
             make_golden(name, path, prompts, full_logits, a.llamacpp_python,
-                        extra={"make_model_args": make_args}, need_llamacpp=need_llamacpp)
+                        extra=extra, need_llamacpp=need_llamacpp)
     return 0
 
 

@@ -3,8 +3,9 @@
 qwen3moe, gpt-oss, qwen3, gemma2, phi3).
 
 Reads a GGUF file with gguf.GGUFReader, dequantizes every weight with
-gguf.quants.dequantize, and runs the transformer in float64 activations
-(weights are dequantized and held as float64). Written from
+gguf.quants.dequantize (MXFP4 experts included), and runs the transformer
+in float64 activations (weights are dequantized and held as float64).
+Written from
 the model descriptions (llama.cpp's graphs and HF's modeling code), not from
 Weft's C++, so the two can check each other.
 
@@ -217,6 +218,10 @@ class RefModel:
         # Gemma 2 always reads its logits through the embedding matrix.
         self.output = out if out is not None and cfg.arch != "gemma2" else self.tok_embd
         self.output_norm = self._get("output_norm.weight")
+        # MoE: the relative router gaps of the forward passes (see _moe);
+        # greedy() leaves each step's minimum in step_router_gaps.
+        self.router_gaps = []
+        self.step_router_gaps = []
         self.freq_factors = self._get("rope_freqs.weight", optional=True)
         if self.freq_factors is None:  # Phi-3 LongRoPE (su) factors
             which = "long" if n_ctx > cfg.rope_orig_ctx else "short"
@@ -334,6 +339,14 @@ class RefModel:
         """Mixture of experts: each token's top-k experts, weighted."""
         cfg = self.cfg
         logits = self._mm(h, L["ffn_gate_inp.weight"], L["ffn_gate_inp.bias"])
+        # How near the routing is to a tie: per token, the gap between the
+        # k-th and (k+1)-th router logit relative to the largest |logit|
+        # (a perturbation of that relative size may switch an expert).
+        top = np.sort(logits, axis=1)[:, ::-1]
+        if top.shape[1] > cfg.n_expert_used:
+            gap = (top[:, cfg.n_expert_used - 1] - top[:, cfg.n_expert_used]) / np.maximum(
+                np.abs(logits).max(axis=1), 1e-30)
+            self.router_gaps.append(float(gap.min()))
         p = np.exp(logits - logits.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)
         oss = cfg.arch == "gpt-oss"
@@ -374,11 +387,16 @@ class RefModel:
         gap between the best and second-best logit at step i.
         """
         cache = self.new_cache()
+        self.router_gaps, self.step_router_gaps = [], []
         logits = self.forward(prompt, 0, cache, all_logits=False)[-1]
         first = logits.copy()
         toks, margins = [], []
         pos = len(prompt)
         for _ in range(n):
+            # MoE: the smallest relative router gap of the pass that made
+            # this step's logits (step 0: the prompt's, all positions).
+            self.step_router_gaps.append(min(self.router_gaps, default=float("inf")))
+            self.router_gaps = []
             top2 = np.argsort(logits)[-2:]
             t = int(top2[1])
             margins.append(float(logits[top2[1]] - logits[top2[0]]))

@@ -162,18 +162,24 @@ TEST(MixedBatchTest, SyntheticNewArchsQ8) {
 }
 
 // gpt-oss: sinks, biases, a sliding window of 4 on even layers (the steps
-// cross it), YaRN, top-k-then-softmax routing, the clamped SwiGLU.
+// cross it), YaRN, top-k-then-softmax routing, the clamped SwiGLU. All
+// Q8_0, and as gpt-oss files are: MXFP4 experts (x8-repacked slices) with
+// the rest Q8_0.
 TEST(MixedBatchTest, SyntheticGptOss) {
-  testing::SyntheticSpec s;
-  s.arch = "gpt-oss";
-  s.n_embd = 64;
-  s.head_dim = 16;
-  s.n_ff = 32;
-  s.n_layer = 2;
-  s.type = GgmlType::kQ8_0;
-  auto m = testing::LoadSynthetic(s);
-  ASSERT_TRUE(m.ok()) << m.status().ToString();
-  CheckModel(*m->model);
+  for (GgmlType expert_type : {GgmlType::kQ8_0, GgmlType::kMXFP4}) {
+    SCOPED_TRACE(TypeName(expert_type));
+    testing::SyntheticSpec s;
+    s.arch = "gpt-oss";
+    s.n_embd = 64;
+    s.head_dim = 16;
+    s.n_ff = 32;
+    s.n_layer = 2;
+    s.type = GgmlType::kQ8_0;
+    s.expert_type = expert_type;
+    auto m = testing::LoadSynthetic(s);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    CheckModel(*m->model);
+  }
 }
 
 TEST(MixedBatchTest, Stories260K) {

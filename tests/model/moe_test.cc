@@ -110,6 +110,10 @@ void CheckMoeFfn(GgmlType type, float tolerance) {
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   const ModelConfig& c = m->model->config();
   const MoeLayerWeights& w = m->model->weights().layers[0].moe;
+  // The expert slices are x8-repacked where the format has the layout.
+  for (const auto* experts : {&w.gate, &w.up, &w.down}) {
+    for (const WeightMatrix& e : *experts) EXPECT_EQ(e.x8 != nullptr, type != GgmlType::kF32);
+  }
   const int64_t T = 7, E = c.n_embd, F = c.n_ff_exp, k = c.n_expert_used;
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -159,6 +163,11 @@ TEST(MoeTest, MoeFfnMatchesPerTokenReferenceF32) {
 // Q8_0 (x8-repacked experts): int8 activations, a few 1e-3 of error.
 TEST(MoeTest, MoeFfnMatchesPerTokenReferenceQ8) {
   CheckMoeFfn(GgmlType::kQ8_0, 2e-2f);
+}
+// MXFP4 experts (gpt-oss's; x8-repacked slices) against the same decoded
+// weights: int8 activations only.
+TEST(MoeTest, MoeFfnMatchesPerTokenReferenceMXFP4) {
+  CheckMoeFfn(GgmlType::kMXFP4, 2e-2f);
 }
 
 }  // namespace

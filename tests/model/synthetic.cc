@@ -128,10 +128,11 @@ std::vector<uint8_t> BuildSynthetic(const SyntheticSpec& s) {
     if (moe) {
       const int64_t ne = s.n_expert;
       b.Matrix(l + "ffn_gate_inp.weight", ne, s.n_embd, 4 * ws, 0, GgmlType::kF32);
-      b.Matrix(l + "ffn_gate_exps.weight", s.n_ff, s.n_embd, ws, ne);
-      b.Matrix(l + "ffn_up_exps.weight", s.n_ff, s.n_embd, ws, ne);
+      const GgmlType et = s.expert_type.value_or(s.type);
+      b.Matrix(l + "ffn_gate_exps.weight", s.n_ff, s.n_embd, ws, ne, et);
+      b.Matrix(l + "ffn_up_exps.weight", s.n_ff, s.n_embd, ws, ne, et);
       b.Matrix(l + "ffn_down_exps.weight", s.n_embd, s.n_ff,
-               1.0f / std::sqrt(static_cast<float>(s.n_ff)), ne);
+               1.0f / std::sqrt(static_cast<float>(s.n_ff)), ne, et);
       if (oss) {
         b.Vector(l + "ffn_gate_inp.bias", ne, 0.0f, 0.5f);
         b.Vector(l + "ffn_gate_exps.bias", ne * s.n_ff, 0.0f, 0.5f);

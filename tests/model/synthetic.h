@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct SyntheticSpec {
   int64_t n_expert_used = 2;   // MoE only: experts per token (n_ff: per expert)
   bool tied = false;           // omit output.weight
   GgmlType type = GgmlType::kF32;  // matrices
+  std::optional<GgmlType> expert_type;  // MoE expert tensors; unset: type
   uint32_t seed = 1;
   std::string skip_tensor;         // leave this tensor out
   std::string wrong_shape_tensor;  // give this tensor one extra row/element

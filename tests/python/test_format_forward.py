@@ -2,8 +2,8 @@
 synthetic llama (`weft make-model --type T`, random weights) run by
 `weft run` at temperature 0 with logprobs, and by tools/reference_forward.py (float64 activations,
 weights decoded by gguf-py's dequantizers). The formats are the ones whose
-MatMul kernels are newest (Q4_1, Q5_1, IQ4_NL, IQ4_XS, Q2_K, Q3_K, and Q5_K in
-the x8 layout); every matrix of the model has the type, so a wrong block
+MatMul kernels are newest (Q4_1, Q5_1, IQ4_NL, IQ4_XS, Q2_K, Q3_K, Q5_K and
+MXFP4 in the x8 layout); every matrix of the model has the type, so a wrong block
 formula moves every logit.
 
 Env: WEFT_BINARY, WEFT_SHARED_MODELS_DIR, WEFT_SOURCE_DIR (set by ctest).
@@ -35,7 +35,8 @@ def run(*args):
     return r
 
 
-@pytest.mark.parametrize("qtype", ["q4_1", "q5_1", "iq4_nl", "iq4_xs", "q2_k", "q3_k", "q5_k"])
+@pytest.mark.parametrize("qtype", ["q4_1", "q5_1", "iq4_nl", "iq4_xs", "q2_k", "q3_k", "q5_k",
+                                   "mxfp4"])
 def test_greedy_tokens_and_logprobs_match_reference(tmp_path, qtype):
     path = str(tmp_path / f"{qtype}.gguf")
     # dim and ffn multiples of 256, so IQ4_XS holds every matrix too.

@@ -246,3 +246,31 @@ def test_newer_families_layout(tmp_path, arch):
         assert field(r, a + "rope.scaling.attn_factor") == pytest.approx(1.1902, abs=1e-4)
         assert field(r, a + "rope.scaling.original_context_length") == 4096
         assert "phi3" not in field(r, "general.name")
+
+
+def test_expert_type_gives_gpt_oss_its_mxfp4_experts(tmp_path):
+    """--expert-type: the *_exps tensors in their own type (gpt-oss files keep
+    them in MXFP4, the rest in a float type or Q8_0), file type MXFP4_MOE; the
+    MXFP4 experts dequantize (gguf-py) to the intended distribution."""
+    path = make(tmp_path, "o.gguf", "--arch", "gpt-oss", "--dim", "64", "--layers", "1",
+                "--heads", "4", "--kv-heads", "2", "--head-dim", "16", "--ffn", "32",
+                "--experts", "4", "--experts-used", "2", "--vocab-from", SPM,
+                "--type", "q8_0", "--expert-type", "mxfp4", "--std", "0.1")
+    r = GGUFReader(path)
+    types = {t.name: t.tensor_type for t in r.tensors}
+    for n in ("ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"):
+        assert types[f"blk.0.{n}.weight"] == T.MXFP4, n
+        assert types[f"blk.0.{n}.bias"] == T.F32, n
+    assert types["blk.0.attn_q.weight"] == T.Q8_0
+    assert types["blk.0.ffn_gate_inp.weight"] == T.F32
+    assert types["output.weight"] == T.Q8_0
+    assert field(r, "general.file_type") == 38  # LLAMA_FTYPE_MOSTLY_MXFP4_MOE
+    up = next(t for t in r.tensors if t.name == "blk.0.ffn_up_exps.weight")
+    w = quants.dequantize(up.data, up.tensor_type)
+    assert w.size == 4 * 32 * 64
+    assert 0.07 < float(np.std(w)) < 0.13
+    r2 = subprocess.run([WEFT, "make-model", "--arch", "gpt-oss", "--dim", "64",
+                         "--layers", "1", "--heads", "4", "--ffn", "32", "--experts", "4",
+                         "--experts-used", "2", "--vocab-from", SPM, "--expert-type", "q9",
+                         "-o", str(tmp_path / "bad.gguf")], capture_output=True, text=True)
+    assert r2.returncode == 2 and "expert-type" in r2.stderr
