@@ -4,9 +4,11 @@
 // prefill, then one token at a time through the KV cache).
 #include <gtest/gtest.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -247,8 +249,8 @@ TEST(GoldenTest, SmolLM2_135M_Q4_1) {
 }
 
 // Regenerates the synthetic model of golden `g` with `weft make-model`
-// exactly as the golden records into TempDir()/NAME.gguf and checks its
-// sha256 against the golden's; returns the path.
+// exactly as the golden records into TempDir()/NAME-PID.gguf (the caller
+// removes it) and checks its sha256 against the golden's; returns the path.
 std::string MakeSynthetic(const json& g, const std::string& name) {
   std::string cmd = std::string(WEFT_BINARY) + " make-model";
   for (const json& a : g["make_model_args"]) {
@@ -257,7 +259,9 @@ std::string MakeSynthetic(const json& g, const std::string& name) {
     if (at != std::string::npos) s.replace(at, 8, WEFT_SHARED_MODELS_DIR);
     cmd += " '" + s + "'";
   }
-  const std::string out = ::testing::TempDir() + "/" + name + ".gguf";
+  // Per process: test runs of other checkouts share the temporary folder.
+  const std::string out =
+      ::testing::TempDir() + "/" + name + "-" + std::to_string(getpid()) + ".gguf";
   cmd += " -o '" + out + "' >/dev/null 2>&1";
   EXPECT_EQ(system(cmd.c_str()), 0) << cmd;
   // sha256 via coreutils, to detect make-model drift.
@@ -286,6 +290,7 @@ TEST(GoldenTest, Qwen2Synthetic) {
     CheckGolden(out, g, 1e-3f, Greedy::kTeacherForced, 16, t, true);
     CheckGolden(out, g, -1, Greedy::kTeacherForced, 64, t, false);
   });
+  std::remove(out.c_str());
 }
 
 // Weft's free-running greedy tokens after `ids` (batched prefill, then one
@@ -333,6 +338,7 @@ void CheckFloatSynthetic(const std::string& name) {
               want)
         << p["text"];
   }
+  std::remove(out.c_str());
 }
 
 // qwen3moe: 8 experts, 2 per token.
@@ -354,6 +360,7 @@ TEST(GoldenTest, GptOssMXFP4Synthetic) {
     CheckGolden(out, g, 1e-3f, Greedy::kExact, 64, t, true);
     CheckGolden(out, g, -1, Greedy::kTeacherForced, 64, t, false);
   });
+  std::remove(out.c_str());
 }
 // The newer dense families (stories260K vocabulary; gemma2 with a window of
 // 8 and soft-caps that bind, phi3 with LongRoPE factors and attn_factor).
