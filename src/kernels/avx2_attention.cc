@@ -58,6 +58,18 @@ static inline __m256 Dot8(const float* q, const K* const* k, int64_t n8) {
   return Reduce8(a);
 }
 
+// o[p] = (lane[p] + the scalar tail q . k[p] over [n8, n)) * scale for
+// p < pn: the scores' end when n is not a multiple of 8 or a block is short.
+template <typename K>
+static inline void TailScores(const float* lane, int64_t pn, const float* qr, const K* const* k,
+                              int64_t n8, int64_t n, float scale, float* o) {
+  for (int64_t p = 0; p < pn; ++p) {
+    float v = lane[p];
+    for (int64_t j = n8; j < n; ++j) v += qr[j] * Scalar(k[p][j]);
+    o[p] = v * scale;
+  }
+}
+
 // Reduce8's tree for 4 vectors: lane p < 4 = the sum of a[p]'s 8 lanes,
 // bitwise Reduce8's (per 128-bit half: (x0 + x1) + (x2 + x3), then the
 // halves added).
@@ -98,11 +110,7 @@ static inline void DotRows4(const float* q, int64_t qs, const K* const* k, int64
     }
     alignas(16) float lane[4];
     _mm_store_ps(lane, s);
-    for (int64_t p = 0; p < pn; ++p) {
-      float v = lane[p];
-      for (int64_t j = n8; j < n; ++j) v += qr[j] * Scalar(k[p][j]);
-      o[p] = v * scale;
-    }
+    TailScores(lane, pn, qr, k, n8, n, scale, o);
   }
 }
 
@@ -170,11 +178,7 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
       }
       alignas(32) float lane[8];
       _mm256_store_ps(lane, s);
-      for (int64_t p = 0; p < pn; ++p) {
-        float v = lane[p];
-        for (int64_t j = n8; j < n; ++j) v += qr[j] * Scalar(k[p][j]);
-        o[p] = v * scale;
-      }
+      TailScores(lane, pn, qr, k, n8, n, scale, o);
     }
   }
 }
