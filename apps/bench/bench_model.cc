@@ -93,7 +93,7 @@ void RegisterModelBenchFlags(ModelBenchOptions* o, FlagSet* flags) {
   o->threads.Register(flags);
   o->measure.Register(flags);
   flags->String("isa", &o->isa_name,
-                "force a kernel ISA: scalar, avx2, avx512, neon (default: best)");
+                "force a kernel ISA: scalar, avx2, avx512, amx, neon (default: best)");
   flags->Int("pp", &o->pp, "prompt tokens of the prefill test (0 = skip)");
   flags->Int("tg", &o->tg, "tokens of the generation test (0 = skip)");
   flags->Int("ctx", &o->ctx, "context tokens of each sequence in the batched decode test");

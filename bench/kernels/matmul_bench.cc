@@ -10,7 +10,7 @@
 // of its compute ceiling (one thread). BM_PipeMix (pipe_bench.cc): which
 // AVX2 instructions share execution pipes.
 //
-//   kernels_bench [--isa=scalar|avx2|avx512|neon] [--threads=N] [--hot] [--no-panel]
+//   kernels_bench [--isa=scalar|avx2|avx512|amx|neon] [--threads=N] [--hot] [--no-panel]
 //                 [benchmark flags]
 //
 // The weights are replicated until they span >= 256 MiB and each iteration
@@ -68,7 +68,8 @@ ThreadPool& Pool() {
 constexpr GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,  GgmlType::kBF16,
                                GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
                                GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
-                               GgmlType::kQ3_K, GgmlType::kIQ4_XS};
+                               GgmlType::kQ3_K, GgmlType::kIQ4_XS, GgmlType::kQ4_1,
+                               GgmlType::kIQ4_NL};
 struct Shape {
   const char* name;
   int64_t k, n;

@@ -39,4 +39,12 @@ void FillPairTiles(KernelTable* t);
 void FillKQuantPairTiles(KernelTable* t);
 
 }  // namespace avx512
+
+namespace amx {
+
+// amx_panels.cc: the AMX panel path of the x8 Q4_0, Q5_0, Q8_0, Q4_1, Q5_1
+// and IQ4_NL entries (over an AVX-512 table's).
+void FillPanels(KernelTable* t);
+
+}  // namespace amx
 }  // namespace weft::kernels

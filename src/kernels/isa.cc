@@ -9,6 +9,11 @@
 #include "util/cpu_features.h"
 #include "util/enum_name.h"
 
+#if defined(WEFT_KERNELS_X86) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #ifdef WEFT_KERNELS_NEON
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
@@ -34,6 +39,27 @@ bool CpuHasAvx512() {
   const CpuFeatures& f = GetCpuFeatures();
   return CpuHasAvx2() && f.os_avx512 && f.avx512f && f.avx512bw &&
          f.avx512vl && f.avx512dq && f.avx512_vnni;
+}
+
+// Asks Linux for the AMX tile data state (arch_prctl
+// ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA = 18), once per process: without
+// it the first tile instruction faults. Granted for the whole process.
+bool RequestAmx() {
+#ifdef __linux__
+  static const bool granted = [] {
+    constexpr int kArchReqXcompPerm = 0x1023;
+    constexpr int kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return granted;
+#else
+  return false;
+#endif
+}
+
+bool CpuHasAmx() {
+  const CpuFeatures& f = GetCpuFeatures();
+  return CpuHasAvx512() && f.os_amx && f.amx_tile && f.amx_int8 && RequestAmx();
 }
 #endif
 
@@ -98,16 +124,32 @@ const KernelTable* Avx512KernelTable(bool has_bf16) {
   }();
   return has_bf16 ? &with_bf16 : &without_bf16;
 }
+
+const KernelTable* AmxKernelTable(bool has_bf16) {
+  static const KernelTable with_bf16 = [] {
+    KernelTable t = *Avx512KernelTable(true);
+    t.name = "amx";
+    amx::FillPanels(&t);
+    return t;
+  }();
+  static const KernelTable without_bf16 = [] {
+    KernelTable t = *Avx512KernelTable(false);
+    t.name = "amx";
+    amx::FillPanels(&t);
+    return t;
+  }();
+  return has_bf16 ? &with_bf16 : &without_bf16;
+}
 #endif
 
 std::string_view IsaName(Isa isa) {
   static constexpr std::string_view kNames[] = {"scalar", "avx2", "avx512",
-                                                "neon"};
-  return EnumName<Isa::kNeon>(isa, kNames, "unknown");
+                                                "neon", "amx"};
+  return EnumName<Isa::kAmx>(isa, kNames, "unknown");
 }
 
 bool ParseIsa(std::string_view name, Isa* isa) {
-  for (Isa i : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon}) {
+  for (Isa i : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx, Isa::kNeon}) {
     if (name == IsaName(i)) {
       *isa = i;
       return true;
@@ -122,9 +164,11 @@ bool IsaSupported(Isa isa) {
 #ifdef WEFT_KERNELS_X86
     case Isa::kAvx2: return CpuHasAvx2();
     case Isa::kAvx512: return CpuHasAvx512();
+    case Isa::kAmx: return CpuHasAmx();
 #else
     case Isa::kAvx2:
-    case Isa::kAvx512: return false;
+    case Isa::kAvx512:
+    case Isa::kAmx: return false;
 #endif
 #ifdef WEFT_KERNELS_NEON
     case Isa::kNeon: return true;  // Advanced SIMD is part of AArch64
@@ -137,7 +181,7 @@ bool IsaSupported(Isa isa) {
 
 std::vector<Isa> SupportedIsas() {
   std::vector<Isa> out;
-  for (Isa i : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon}) {
+  for (Isa i : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx, Isa::kNeon}) {
     if (IsaSupported(i)) out.push_back(i);
   }
   return out;
@@ -155,6 +199,7 @@ const KernelTable& GetKernels(Isa isa) {
 #ifdef WEFT_KERNELS_X86
     case Isa::kAvx2: return *Avx2KernelTable();
     case Isa::kAvx512: return *Avx512KernelTable(GetCpuFeatures().avx512_bf16);
+    case Isa::kAmx: return *AmxKernelTable(GetCpuFeatures().avx512_bf16);
 #endif
 #ifdef WEFT_KERNELS_NEON
     case Isa::kNeon: return *NeonKernelTable(CpuHasDotprod());

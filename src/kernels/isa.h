@@ -20,15 +20,16 @@ enum class Isa : int {
   kAvx2 = 1,    // AVX2 + FMA + F16C
   kAvx512 = 2,  // AVX-512 F/BW/VL/DQ + VNNI (BF16 used when present)
   kNeon = 3,    // AArch64 Advanced SIMD (SDOT used when present)
+  kAmx = 4,     // kAvx512 + AMX-INT8 tiles for products of several rows
 };
 
-std::string_view IsaName(Isa isa);  // "scalar", "avx2", "avx512", "neon"
-// Parses "scalar", "avx2", "avx512", "neon"; false when unknown.
+std::string_view IsaName(Isa isa);  // "scalar", "avx2", "avx512", "neon", "amx"
+// Parses "scalar", "avx2", "avx512", "neon", "amx"; false when unknown.
 bool ParseIsa(std::string_view name, Isa* isa);
 
 // Whether this build has the ISA and this CPU (and OS) can run it.
 bool IsaSupported(Isa isa);
-// The supported ISAs, scalar first.
+// The supported ISAs, scalar first, the fastest last.
 std::vector<Isa> SupportedIsas();
 // The fastest supported ISA.
 Isa BestIsa();

@@ -183,6 +183,9 @@ struct MatMulKernel {
   int panel_rows = 0;   // activation rows per panel (<= kMaxTileCols)
   int panel_stride_rows = 0;  // a panel's bytes / xq_stride (>= panel_rows)
   int panel_min_m = 0;  // smallest M that takes the panel path
+  // panel_tile takes two consecutive groups a call (nr <= 2 * tile_rows;
+  // the second group is read only when nr > tile_rows).
+  bool panel_pairs = false;
   // Optional, x8 entries only: the tile over two consecutive groups (2 *
   // tile_rows weight rows, of which nr, tile_rows < nr <= 2 * tile_rows, are
   // stored; all of both groups are read), nc <= tile_cols. MatMul calls it
@@ -193,7 +196,7 @@ struct MatMulKernel {
 };
 
 struct KernelTable {
-  const char* name = "scalar";  // "scalar", "avx2", "avx512", "neon"
+  const char* name = "scalar";  // "scalar", "avx2", "avx512", "neon", "amx"
   MatMulKernel matmul[kNumWeightFormats];
   // Kernels for weights in the x8 layout (packed_x8.h): the formats
   // CanPackX8 takes (tile kernels with tile_rows = 8; nr < 8 on the last
@@ -276,6 +279,9 @@ void SetMatMul(KernelTable* t, WeightFormat f, ActFormat act, QuantizeActFn quan
 const KernelTable* ScalarKernelTable();
 const KernelTable* Avx2KernelTable();
 const KernelTable* Avx512KernelTable(bool has_bf16);
+// The AVX-512 table with the AMX panel path (amx_panels.cc); the CPU must
+// have AMX-INT8 and the process the tile state (isa.cc).
+const KernelTable* AmxKernelTable(bool has_bf16);
 // AArch64 builds only; `dotprod`: the x8 tiles use SDOT (the CPU must have
 // it). Both are exposed so that tests can compare them.
 const KernelTable* NeonKernelTable(bool dotprod);

@@ -148,8 +148,9 @@ void RunBlock(const Product& p, int64_t blk) {
       const char* panel =
           p.panels +
           static_cast<size_t>(c0 / pr * kern.panel_stride_rows) * p.xq_stride;
-      for (int64_t r = r0; r < r1; r += tr) {
-        const int nr = static_cast<int>(std::min<int64_t>(tr, r1 - r));
+      const int64_t step = kern.panel_pairs ? 2 * tr : tr;
+      for (int64_t r = r0; r < r1; r += step) {
+        const int nr = static_cast<int>(std::min<int64_t>(step, r1 - r));
         kern.panel_tile(p.k, p.w + static_cast<size_t>(r) * p.w_stride,
                         p.w_stride, nr, panel, p.xq_stride, nc,
                         p.y + c0 * p.y_stride + r,

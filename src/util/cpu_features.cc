@@ -44,6 +44,7 @@ void DetectX86(CpuFeatures* f) {
   uint64_t xcr0 = osxsave ? Xgetbv0() : 0;
   f->os_avx = osxsave && (xcr0 & 0x6) == 0x6;               // SSE + AVX state
   f->os_avx512 = f->os_avx && (xcr0 & 0xe0) == 0xe0;        // opmask, ZMM
+  f->os_amx = f->os_avx512 && (xcr0 & 0x60000) == 0x60000;  // XTILECFG, XTILEDATA
   if (f->os_avx) {
     f->avx = Bit(l1.ecx, 28);
     f->fma = Bit(l1.ecx, 12);
@@ -63,6 +64,10 @@ void DetectX86(CpuFeatures* f) {
       f->avx512vl = Bit(l7.ebx, 31);
       f->avx512_vnni = Bit(l7.ecx, 11);
       f->avx512_bf16 = Bit(l7s1.eax, 5);
+    }
+    if (f->os_amx) {
+      f->amx_tile = Bit(l7.edx, 24);
+      f->amx_int8 = Bit(l7.edx, 25);
     }
   }
   uint32_t max_ext = Cpuid(0x80000000u, 0).eax;
@@ -88,7 +93,8 @@ std::vector<std::pair<std::string, bool>> CpuFeatures::All() const {
           {"f16c", f16c},              {"avx512f", avx512f},
           {"avx512bw", avx512bw},      {"avx512vl", avx512vl},
           {"avx512dq", avx512dq},      {"avx512_vnni", avx512_vnni},
-          {"avx512_bf16", avx512_bf16}, {"avx_vnni", avx_vnni}};
+          {"avx512_bf16", avx512_bf16}, {"avx_vnni", avx_vnni},
+          {"amx_tile", amx_tile},      {"amx_int8", amx_int8}};
 }
 
 std::vector<std::string> CpuFeatures::Names() const {

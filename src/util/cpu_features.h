@@ -19,6 +19,7 @@ struct CpuFeatures {
   int logical_cores = 1;         // online logical CPUs
   bool os_avx = false;           // OS saves YMM state (XCR0 bits 1, 2)
   bool os_avx512 = false;        // OS saves ZMM/opmask state (XCR0 5, 6, 7)
+  bool os_amx = false;           // OS supports the AMX tile state (XCR0 17, 18)
   bool sse42 = false;
   bool avx = false;
   bool avx2 = false;
@@ -31,6 +32,10 @@ struct CpuFeatures {
   bool avx512_vnni = false;
   bool avx512_bf16 = false;
   bool avx_vnni = false;
+  // AMX tiles and their int8 dot products. A process must still ask the
+  // OS for the tile state before using them (kernels/isa.cc).
+  bool amx_tile = false;
+  bool amx_int8 = false;
 
   // Names of the features that are set, e.g. {"sse4.2", "avx", "avx2"}.
   std::vector<std::string> Names() const;

@@ -179,6 +179,34 @@ TEST(MatMulX8Test, NeonSmullAndSdotTiles) {
 }
 #endif
 
+// The AMX table's panel path (amx_panels.cc) gives bitwise the AVX-512
+// table's results (its x8 tiles and VNNI panels) for every format it
+// takes: odd M around the panel's 16 rows and its lower bound, N with a
+// lone last group, a partial one and an odd group count (the pair calls),
+// odd block counts; threaded too.
+TEST(MatMulX8Test, AmxPanelsGiveTheVnniTilesBits) {
+  if (!IsaSupported(Isa::kAmx)) GTEST_SKIP() << "no AMX-INT8 on this CPU (or not granted)";
+  const KernelTable& amx = GetKernels(Isa::kAmx);
+  const KernelTable& avx512 = GetKernels(Isa::kAvx512);
+  ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
+  uint32_t seed = 7100;
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ4_1,
+                        GgmlType::kQ5_1, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
+    const bool super = TypeTraits(type).block_size == 256;
+    for (int64_t k : super ? std::vector<int64_t>{256, 768} : std::vector<int64_t>{32, 96, 608}) {
+      for (int64_t m : {3, 4, 9, 16, 33}) {
+        for (int64_t n : {5, 16, 29, 67}) {
+          Problem p = MakeProblem(type, m, n, k, seed++);
+          const std::vector<float> want = RunMatMul(avx512, p, nullptr, /*x8=*/true);
+          EXPECT_EQ(RunMatMul(amx, p, nullptr, /*x8=*/true), want) << Name(type, m, n, k);
+          EXPECT_EQ(RunMatMul(amx, p, &pool, /*x8=*/true), want)
+              << "threaded, " << Name(type, m, n, k);
+        }
+      }
+    }
+  }
+}
+
 // A row's output does not depend on the other activation rows (M, the tile
 // columns) nor on N (the rows sharing its group): bit for bit.
 TEST(MatMulX8Test, RowsAreIndependentOfTheBatch) {
