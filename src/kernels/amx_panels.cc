@@ -56,8 +56,13 @@ namespace weft::kernels::amx {
 namespace {
 
 constexpr int kRows = 16;  // activation rows per panel: an A tile's rows
-// Below this M the VNNI x8 tile (and the AVX-512 panels) are faster.
-constexpr int kAmxMinM = 4;
+// Below this M the VNNI x8 tiles (and the AVX-512 panels) are faster.
+// kernels_bench --hot on the Sapphire Rapids VM (loaded; two rounds),
+// AVX-512 -> AMX, µs: M = 4 Q4_1 640 x 2048 50-60 -> 66-87, Q8_0 41 -> 70,
+// IQ4_XS 768 x 2560 78-93 -> 99; M = 5 Q4_1 73-74 -> 39-70, Q8_0 (the VNNI
+// panels) 78 -> 48-75, IQ4_XS 115-123 -> 63-112; M = 9 Q4_1 120-132 -> 97-99,
+// Q8_0 119 -> 102-106, IQ4_XS 198-216 -> 128.
+constexpr int kAmxMinM = 5;
 // Blocks in flight: block b's float steps run while b + kDotsAhead's
 // products are on the tile unit and b + kCodesAhead's codes are decoded (a
 // ring of kRing code and sum buffers).
@@ -444,11 +449,11 @@ void ForEachFormat(Set&& set) {
 void FillPanels(KernelTable* t) {
   ForEachFormat([t](WeightFormat f, auto fmt) {
     MatMulKernel& kern = t->matmul_x8[static_cast<int>(f)];
+    kern.panel_min_m = kAmxMinM;
     kern.pack_panel = PackPanel;
     kern.panel_tile = PanelTile<decltype(fmt)::value>;
     kern.panel_rows = kRows;
     kern.panel_stride_rows = kPanelStrideRows;
-    kern.panel_min_m = kAmxMinM;
     kern.panel_pairs = true;
   });
   MatMulKernel& iq4xs = t->matmul_x8[static_cast<int>(WeightFormat::kIQ4_XS)];
