@@ -11,6 +11,9 @@
 // (ProposeBatch), so that a model-backed proposer runs one batched decode
 // over all of them; it calls Release when a request leaves running (finish,
 // abort, preemption) so the proposer can drop what it keeps per request.
+// A costly proposer reports what its last call's forwards took
+// (last_timing): the scheduler prices a guess from its guess forwards
+// alone, not from the catch-up over tokens it had not seen.
 //
 // NgramProposer (prompt lookup, vLLM's "ngram" method, llama.cpp's lookup
 // decoding): finds the sequence's last n tokens earlier in its own prompt
@@ -40,6 +43,18 @@ struct ProposeRequest {
   int max_k = 0;  // guesses wanted at most (>= 1)
 };
 
+// What a costly proposer's last ProposeBatch spent in its forwards. A
+// guess forward feeds each of its sequences one token, the last one the
+// sequence has (the target's latest token or the guess before), and yields
+// one guess each: what one more guess position costs. A catch-up forward
+// feeds tokens the proposer has not seen yet besides (on a sequence's first
+// call, its whole prompt): a cost of that call, not of a guess.
+struct ProposeTiming {
+  double catchup_ms = 0;  // in catch-up forwards
+  double guess_ms = 0;    // in guess forwards
+  int guess_steps = 0;    // guess forwards run
+};
+
 class Proposer {
  public:
   virtual ~Proposer() = default;
@@ -56,6 +71,9 @@ class Proposer {
   // the pass afterwards. False (a model runs per guess): it asks for
   // exactly the guesses the pass will verify if every proposal is full.
   virtual bool cheap() const { return false; }
+  // The forwards of the last ProposeBatch (all zero when it ran none, and
+  // for a proposer without a model).
+  virtual ProposeTiming last_timing() const { return {}; }
 };
 
 class NgramProposer final : public Proposer {

@@ -108,13 +108,20 @@ bool DraftProposer::Prepare(RequestId id, std::span<const TokenId> tokens,
   return true;
 }
 
-Status DraftProposer::Forward() {
+Status DraftProposer::Forward(bool guess) {
   const auto t0 = std::chrono::steady_clock::now();
   Status st = model_->Forward(batch_, cache_.get(), &logits_, fwd_);
+  const double ms = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count();
   ++stats_.forwards;
-  stats_.forward_ms += std::chrono::duration<double, std::milli>(
-                           std::chrono::steady_clock::now() - t0)
-                           .count();
+  stats_.forward_ms += ms;
+  if (guess) {
+    timing_.guess_ms += ms;
+    ++timing_.guess_steps;
+  } else {
+    timing_.catchup_ms += ms;
+  }
   if (st.ok() && logits_.size() != static_cast<size_t>(batch_.num_outputs()) *
                                        static_cast<size_t>(n_vocab_)) {
     return InternalError("the draft forward returned too few logits");
@@ -142,6 +149,7 @@ void DraftProposer::Fail(std::span<const ProposeRequest> reqs,
 void DraftProposer::ProposeBatch(std::span<const ProposeRequest> reqs,
                                  std::vector<std::vector<TokenId>>* out) {
   out->assign(reqs.size(), {});
+  timing_ = {};
   std::vector<Work> work;
   for (size_t i = 0; i < reqs.size(); ++i) {
     if (reqs[i].max_k < 1 || reqs[i].tokens.empty()) continue;
@@ -180,7 +188,9 @@ void DraftProposer::ProposeBatch(std::span<const ProposeRequest> reqs,
       stats_.catchup_tokens += take;
       if (w.fed == w.n) ended.push_back(&w);
     }
-    if (Status st = Forward(); !st.ok()) return Fail(reqs, work, st, out);
+    // Only last tokens fed (each ends its sequence): a guess forward.
+    const bool guess = batch_.size() == ended.size();
+    if (Status st = Forward(guess); !st.ok()) return Fail(reqs, work, st, out);
     for (size_t r = 0; r < ended.size(); ++r) {
       Work& w = *ended[r];
       w.out->push_back(Argmax(r));
@@ -204,7 +214,7 @@ void DraftProposer::ProposeBatch(std::span<const ProposeRequest> reqs,
     }
     if (active.empty()) break;
     stats_.step_tokens += static_cast<int64_t>(active.size());
-    if (Status st = Forward(); !st.ok()) return Fail(reqs, work, st, out);
+    if (Status st = Forward(true); !st.ok()) return Fail(reqs, work, st, out);
     for (size_t r = 0; r < active.size(); ++r) {
       Work& w = *active[r];
       held_[reqs[w.ask].id].push_back((*w.out)[size_t(g - 1)]);

@@ -10,6 +10,13 @@
 // draft's logits: a point mass, so the executor's verification applies
 // unchanged (engine/model_executor.cc, Verify).
 //
+// Each call's forwards are timed (last_timing): a catch-up forward that
+// feeds each of its sequences only its last token (the usual case once a
+// sequence drafts every pass: the target's one new token) is a guess
+// forward, as every further-guess forward is; one that feeds more (a first
+// call's prompt, a run of accepted guesses) is catch-up. The scheduler
+// prices a guess from the guess forwards only.
+//
 // Its KV is its own: a kv::KvCacheManager and model::PagedKvStorage sized
 // by DraftProposerConfig::num_blocks, one group, no prefix cache. Per
 // sequence it remembers the tokens its KV holds; before drafting it keeps
@@ -77,6 +84,7 @@ class DraftProposer final : public engine::Proposer {
   void ProposeBatch(std::span<const engine::ProposeRequest> reqs,
                     std::vector<std::vector<engine::TokenId>>* out) override;
   void Release(engine::RequestId id) override;
+  engine::ProposeTiming last_timing() const override { return timing_; }
 
   // Tokens whose draft KV is held for `id` (empty when unknown).
   std::span<const engine::TokenId> held(engine::RequestId id) const;
@@ -101,7 +109,9 @@ class DraftProposer final : public engine::Proposer {
   bool Prepare(engine::RequestId id, std::span<const engine::TokenId> tokens,
                int k, Work* w);
   // Runs batch_ (sequences' tables set); logits_ has a row per output.
-  Status Forward();
+  // Its time goes to timing_: a guess forward's when `guess` (batch_ feeds
+  // each of its sequences one token, the last it has), else catch-up's.
+  Status Forward(bool guess);
   // The argmax of logits row `row` below max_token_id_.
   engine::TokenId Argmax(size_t row) const;
   void Fail(std::span<const engine::ProposeRequest> reqs,
@@ -120,6 +130,7 @@ class DraftProposer final : public engine::Proposer {
   model::Batch batch_;         // reused
   std::vector<float> logits_;  // [outputs, n_vocab]
   DraftProposerStats stats_;
+  engine::ProposeTiming timing_;  // of the last ProposeBatch
 };
 
 // OK when the draft's vocabulary is the target's: the same number of

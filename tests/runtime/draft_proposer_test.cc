@@ -1,7 +1,8 @@
 // DraftProposer on stories260K: its guesses are the draft's greedy
 // continuation; its KV follows the sequence (catch-up of unseen tokens,
 // rollback of rejected guesses: the held tokens and the table's length
-// after each call); batching and chunking change no guess; a sequence
+// after each call, and which forwards it times as catch-up and which as
+// guesses); batching and chunking change no guess; a sequence
 // without room gets none; Release returns the blocks. And the vocabulary
 // check.
 #include "runtime/draft_proposer.h"
@@ -98,6 +99,9 @@ TEST_F(DraftProposerTest, CatchUpAndRollbackFollowTheSequence) {
   EXPECT_EQ(p->kv().Table(1)->num_tokens, 23);
   EXPECT_EQ(p->stats().catchup_tokens, 20);
   EXPECT_EQ(p->stats().step_tokens, 3);
+  // Timing: the prompt's forward is catch-up, the 3 after it guess forwards.
+  EXPECT_GT(p->last_timing().catchup_ms, 0);
+  EXPECT_EQ(p->last_timing().guess_steps, 3);
 
   // The target accepted d[0] and then sampled another token: the KV of
   // d[1], d[2] is rolled back, only the new token is fed.
@@ -109,6 +113,9 @@ TEST_F(DraftProposerTest, CatchUpAndRollbackFollowTheSequence) {
   EXPECT_EQ(p->stats().catchup_tokens, 21);
   EXPECT_EQ(Held(*p, 1), Cat(t2, {e[0], e[1]}));
   EXPECT_EQ(p->kv().Table(1)->num_tokens, 24);
+  // Only the last token fed: every forward was a guess forward.
+  EXPECT_EQ(p->last_timing().catchup_ms, 0);
+  EXPECT_EQ(p->last_timing().guess_steps, 3);
   {
     auto fresh = Make();
     EXPECT_EQ(One(fresh.get(), 1, t2, 3), e);  // the rolled-back KV is gone
@@ -122,6 +129,8 @@ TEST_F(DraftProposerTest, CatchUpAndRollbackFollowTheSequence) {
   EXPECT_EQ(p->stats().rolled_back, 2);
   EXPECT_EQ(p->stats().catchup_tokens, 23);
   EXPECT_EQ(Held(*p, 1), Cat(t3, {f[0]}));
+  EXPECT_GT(p->last_timing().catchup_ms, 0);  // 2 tokens: catch-up
+  EXPECT_EQ(p->last_timing().guess_steps, 1);
   {
     auto fresh = Make();
     EXPECT_EQ(One(fresh.get(), 1, t3, 2), f);
@@ -131,6 +140,7 @@ TEST_F(DraftProposerTest, CatchUpAndRollbackFollowTheSequence) {
   // them goes, the last token is fed again for its logits.
   EXPECT_EQ(One(p.get(), 1, t3, 2), f);
   EXPECT_EQ(Held(*p, 1), Cat(t3, {f[0]}));
+  EXPECT_EQ(p->last_timing().guess_steps, 2);
   EXPECT_TRUE(p->kv().CheckInvariants().ok());
 }
 
