@@ -22,9 +22,11 @@
 // proposer is asked once per pass for all speculating sequences
 // (Proposer::ProposeBatch), synchronously inside Schedule; a costly one
 // (a draft model) is asked for exactly the guesses the pass would take,
-// each guess position priced at its measured ms per draft forward, shared
-// by the sequences drafting that far. Drafts never preempt: a draft that
-// gets no KV slot is dropped. Update keeps the
+// each guess position priced at the measured ms of one of its guess
+// forwards (its catch-up over unseen tokens left out:
+// Proposer::last_timing), shared by the sequences drafting that far; the
+// price ages while no guess is made, so it is measured again. Drafts never
+// preempt: a draft that gets no KV slot is dropped. Update keeps the
 // confirmed guesses' KV and truncates the rest (kv::KvCacheManager::
 // Truncate); only verified tokens are ever committed to the prefix cache.
 //
@@ -159,9 +161,10 @@ class Scheduler {
   // (4) of Schedule: draft tokens for the pass's decodes (scheduler_spec.cc).
   void PlanDrafts(Pass* pass);
   struct SpecLeft;  // what a pass has left for guesses (scheduler_spec.cc)
-  // PlanDrafts' parts: (a) fills asks_ from the pass's decodes; (c) adds
-  // proposal `ask`'s guesses to the plan, trimmed to what is `left`.
-  void PlanAsks(SpecLeft left, const Pass& pass);
+  // PlanDrafts' parts: (a) fills asks_ from the pass's decodes, true when
+  // some of them may speculate (asked or not); (c) adds proposal `ask`'s
+  // guesses to the plan, trimmed to what is `left`.
+  bool PlanAsks(SpecLeft left, const Pass& pass);
   void AddDrafts(size_t ask, SpecLeft* left, Pass* pass);
   // The guesses `s` may take given a proposal of `proposed` tokens and
   // what is `left` (budget, time, the adaptive choice), and what taking k
@@ -170,6 +173,9 @@ class Scheduler {
                    const SpecLeft& left) const;
   void ChargeDrafts(const ScheduledSeq& s, const Request& req, int k,
                     SpecLeft* left) const;
+  // Updates a costly proposer's price of a guess (draft_step_ms_) after a
+  // pass that asked it (`t`: the call's timing) or could have but did not.
+  void PriceGuesses(bool asked, const ProposeTiming& t);
   // The predicted ms that verifying k guesses of `s` adds to a pass.
   double VerifyMs(const ScheduledSeq& s, int k) const;
   // The number of drafts of a sequence's guess worth verifying this pass.
@@ -214,8 +220,9 @@ class Scheduler {
   std::vector<size_t> ask_seqs_;
   std::vector<std::vector<TokenId>> drafts_;
   // A costly proposer's ms per guess position (one draft forward over the
-  // pass's sequences), a decaying mean of what ProposeBatch took; < 0
-  // before the first.
+  // pass's sequences): a decaying mean of its guess forwards
+  // (ProposeTiming, catch-up excluded), aged while no guess is made
+  // (PriceGuesses); < 0 before the first measurement.
   double draft_step_ms_ = -1;
 };
 

@@ -17,7 +17,9 @@ constexpr double kSpecDecay = 0.8;
 // The prior of the acceptance rate: 1 accepted of 2 tried.
 constexpr double kPriorAccepted = 1.0;
 constexpr double kPriorTried = 2.0;
-// Per drafting pass, the weight of the past in the draft step cost.
+// Per pass that measures guess forwards, the weight of the past in the
+// price of a guess; per pass that could have drafted but made no guess,
+// the factor that ages the price (as a measurement of 0 would).
 constexpr double kStepDecay = 0.9;
 
 // Expected tokens a pass emits for a sequence that drafts k guesses, each
@@ -168,7 +170,7 @@ void Scheduler::ChargeDrafts(const ScheduledSeq& s, const Request& req, int k,
   }
 }
 
-void Scheduler::PlanAsks(SpecLeft left, const Pass& pass) {
+bool Scheduler::PlanAsks(SpecLeft left, const Pass& pass) {
   // A cheap proposer is asked for all a sequence could take; a costly one
   // for what the pass would verify if every proposal were full (the same
   // choice as AddDrafts then makes), its forwards priced at the measured
@@ -177,12 +179,14 @@ void Scheduler::PlanAsks(SpecLeft left, const Pass& pass) {
   if (!cheap) left.step_ms = std::max(draft_step_ms_, 0.0);
   asks_.clear();
   ask_seqs_.clear();
+  bool any = false;
   for (size_t i = 0; i < pass.plan.seqs.size() && left.budget > 0; ++i) {
     const ScheduledSeq& s = pass.plan.seqs[i];
     // Decodes only: one token, the sequence's last, not just admitted.
     if (!s.needs_logits || s.num_new_tokens != 1 || s.admitted) continue;
     const Request* req = requests_.at(s.id).get();
     if (!req->speculative) continue;
+    any = true;
     const int k =
         cheap ? std::min({config_.spec_k_max, left.budget,
                           req->stop.max_tokens - req->num_output_tokens() - 1,
@@ -192,6 +196,28 @@ void Scheduler::PlanAsks(SpecLeft left, const Pass& pass) {
     asks_.push_back({req->id, req->tokens, k});
     ask_seqs_.push_back(i);
     if (!cheap) ChargeDrafts(s, *req, k, &left);
+  }
+  return any;
+}
+
+// The price of a guess position is a decaying mean of the proposer's guess
+// forwards (each one forward over the sequences drafting that far). The
+// catch-up is left out: on a sequence's first call it covers the whole
+// prompt, and priced per guess it would make every later k 0.
+// A price that does make every k 0 would never be measured again, so a
+// pass that could have drafted but made no guess ages it by kStepDecay
+// (as a measurement of 0 would): the price falls until some pass drafts
+// and measures it. A price that is truly too high stops drafting again
+// after that, and costs one probe about every
+// log(price / break-even price) / log(1 / kStepDecay) passes.
+void Scheduler::PriceGuesses(bool asked, const ProposeTiming& t) {
+  if (asked && t.guess_steps > 0) {
+    const double per_step = t.guess_ms / t.guess_steps;
+    draft_step_ms_ = draft_step_ms_ < 0 ? per_step
+                                        : kStepDecay * draft_step_ms_ +
+                                              (1 - kStepDecay) * per_step;
+  } else if (!asked && draft_step_ms_ > 0) {
+    draft_step_ms_ *= kStepDecay;
   }
 }
 
@@ -232,23 +258,21 @@ void Scheduler::PlanDrafts(Pass* pass) {
     }
   }
   // (a) Who asks for how many.
-  PlanAsks(left, *pass);
-  if (asks_.empty()) return;
+  const bool could_draft = PlanAsks(left, *pass);
+  if (asks_.empty()) {
+    if (could_draft && !proposer_->cheap()) PriceGuesses(false, {});
+    return;
+  }
   // (b) One call for the pass (a draft model's batched decode), timed:
-  // the pass pays it, so it comes off the pass's time left, and its mean
-  // per guess position prices the next passes' guesses.
+  // the pass pays all of it (catch-up included), so it comes off the
+  // pass's time left; its guess forwards price the next passes' guesses.
   const auto t0 = std::chrono::steady_clock::now();
   proposer_->ProposeBatch(asks_, &drafts_);
   if (!proposer_->cheap()) {
     const double ms = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - t0)
                           .count();
-    int steps = 0;
-    for (const ProposeRequest& a : asks_) steps = std::max(steps, a.max_k);
-    const double per_step = ms / steps;
-    draft_step_ms_ = draft_step_ms_ < 0 ? per_step
-                                        : kStepDecay * draft_step_ms_ +
-                                              (1 - kStepDecay) * per_step;
+    PriceGuesses(true, proposer_->last_timing());
     pass->plan.draft_ms = ms;
     left.time_left_ms -= ms;
     left.pass_ms += ms;

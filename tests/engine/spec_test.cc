@@ -4,8 +4,11 @@
 // per-request opt-out and the load-aware choice of k.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "engine/proposer.h"
 #include "tests/engine/sim.h"
@@ -164,29 +167,44 @@ TEST(SpecSchedulerTest, AdaptiveKFollowsTheCostOfATokenInThePass) {
 }
 
 // A costly proposer (as a draft model is) that guesses the fake's tokens,
-// wrong at every third position; it records what it was asked.
+// wrong at every third position; it records what it was asked. Its first
+// call takes first_call_ms of wall time; `report` (if set) gives each
+// call's timing from the call's number (1, 2, ...) and its most guesses.
 class OracleProposer final : public Proposer {
  public:
   void ProposeBatch(std::span<const ProposeRequest> reqs,
                     std::vector<std::vector<TokenId>>* out) override {
+    if (calls == 0 && first_call_ms > 0) {
+      std::this_thread::sleep_for(
+          std::chrono::duration<double, std::milli>(first_call_ms));
+    }
     ++calls;
     out->assign(reqs.size(), {});
+    int steps = 0;
     for (size_t i = 0; i < reqs.size(); ++i) {
       EXPECT_GE(reqs[i].max_k, 1);
       live.insert(reqs[i].id);
       asked += reqs[i].max_k;
+      steps = std::max(steps, reqs[i].max_k);
       for (int j = 0; j < reqs[i].max_k; ++j) {
         const int pos = static_cast<int>(reqs[i].tokens.size()) + j;
         const TokenId t = testing::FakeToken(reqs[i].id, pos);
         (*out)[i].push_back(pos % 3 == 0 ? t + 1 : t);
       }
     }
+    if (report) timing_ = report(calls, steps);
   }
   void Release(RequestId id) override { live.erase(id); }
+  ProposeTiming last_timing() const override { return timing_; }
 
+  double first_call_ms = 0;
+  std::function<ProposeTiming(int64_t call, int steps)> report;
   int64_t calls = 0;
   int64_t asked = 0;
   std::set<RequestId> live;
+
+ private:
+  ProposeTiming timing_;
 };
 
 // Once per pass, for exactly the guesses the pass verifies; Release for
@@ -208,6 +226,84 @@ TEST(SpecSchedulerTest, CostlyProposerIsAskedOncePerPassAndReleased) {
   EXPECT_GT(st.spec_num_accepted_tokens, 0);
   EXPECT_LT(st.spec_num_accepted_tokens, st.spec_num_draft_tokens);
   EXPECT_TRUE(p->live.empty());
+}
+
+// Adaptive k with a costly proposer on a weight-bound fake (a pass costs
+// ~10 ms, a token 0.05 ms): guesses that cost what `p` reports pay.
+SchedulerConfig CostlySpecCfg() {
+  SchedulerConfig c = SpecCfg(4, true);
+  c.spec_method = SpecMethod::kDraft;
+  return c;
+}
+void WeightBound(Sim* sim) {
+  sim->exec().a = 10.0;
+  sim->exec().b = 0.05;
+}
+
+// A draft model's first call for a sequence also catches its KV up with
+// the whole prompt: here the first call takes 200 ms of wall time, its
+// guess forwards 0.05 ms each. The price of a guess comes from the guess
+// forwards alone, so every later pass still drafts (priced from the whole
+// call, a guess would cost 50 ms and no pass would draft again).
+TEST(SpecSchedulerTest, ACostlyCatchUpDoesNotStopDrafting) {
+  auto p = std::make_shared<OracleProposer>();
+  p->first_call_ms = 200;
+  p->report = [](int64_t call, int steps) {
+    ProposeTiming t;
+    // The first call's first guess comes from its catch-up forward.
+    t.guess_steps = call == 1 ? steps - 1 : steps;
+    t.guess_ms = 0.05 * t.guess_steps;
+    t.catchup_ms = call == 1 ? 200 : 0.05;
+    return t;
+  };
+  Sim sim(CostlySpecCfg(), Kv(256, 4), p);
+  WeightBound(&sim);
+  for (RequestId id = 1; id <= 8; ++id) {
+    ASSERT_TRUE(sim.Submit(id, Prompt(int(id), 12), MaxTokens(40)).ok());
+  }
+  // The passes after the first that drafted, and those that drafted.
+  int later = 0, drafting = 0;
+  while (sim.sched().HasWork() && sim.steps() < 1000) {
+    const int64_t calls = p->calls;
+    const StepPlan plan = sim.Step();
+    if (calls == 0) continue;
+    int drafted = 0;
+    for (const ScheduledSeq& s : plan.seqs) drafted += s.num_draft_tokens;
+    ++later;
+    drafting += drafted > 0;
+  }
+  sim.CheckAllDone();
+  EXPECT_GT(later, 5);
+  EXPECT_GE(drafting, later - 2);  // the last sequences may have no room
+  EXPECT_GT(sim.sched().stats().spec_num_accepted_tokens, 8 * 15);
+}
+
+// A price that made every k 0 (here the first call's guess forwards took
+// 20 ms each) does not stay: while no guess is made it ages, until a pass
+// drafts again and measures the cheap forwards; drafting then goes on.
+TEST(SpecSchedulerTest, TheDraftPriceRecoversAfterAnExpensiveCall) {
+  auto p = std::make_shared<OracleProposer>();
+  p->report = [](int64_t call, int steps) {
+    ProposeTiming t;
+    t.guess_steps = steps;
+    t.guess_ms = (call == 1 ? 20.0 : 0.05) * steps;
+    return t;
+  };
+  Sim sim(CostlySpecCfg(), Kv(256, 4), p);
+  WeightBound(&sim);
+  for (RequestId id = 1; id <= 8; ++id) {
+    ASSERT_TRUE(sim.Submit(id, Prompt(int(id), 12), MaxTokens(100)).ok());
+  }
+  int quiet = 0;  // passes after the first call without one
+  while (sim.sched().HasWork() && sim.steps() < 1000) {
+    const int64_t calls = p->calls;
+    sim.Step();
+    if (calls == 1 && p->calls == 1) ++quiet;
+  }
+  sim.CheckAllDone();
+  EXPECT_GT(quiet, 3);  // the price did stop drafting for a while
+  EXPECT_GT(p->calls, 10);
+  EXPECT_GT(sim.sched().stats().spec_num_accepted_tokens, 8 * 15);
 }
 
 TEST(SpecSchedulerTest, ADraftProposerGoesWithSpecDraftOnly) {
