@@ -25,19 +25,19 @@ namespace weft::engine {
 namespace {
 
 using testing::DefaultSetup;
+using testing::ExpectFinishedOnce;
 using testing::GreedyJob;
 using testing::Job;
-using testing::Outcome;
-using testing::RandomPrompt;
-using testing::RunJobs;
-using testing::RunResult;
-using testing::RunSetup;
 using testing::kGemma;
 using testing::kHi;
 using testing::kLo;
 using testing::LoadedModel;
 using testing::ModelPath;
-
+using testing::Outcome;
+using testing::RandomPrompt;
+using testing::RunJobs;
+using testing::RunResult;
+using testing::RunSetup;
 
 constexpr float kLogitTol = 2e-3f;
 
@@ -99,14 +99,6 @@ float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
     m = std::max(m, std::fabs(a[i] - b[i]));
   }
   return m;
-}
-
-void ExpectFinishedOnce(const RunResult& r) {
-  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
-  for (const auto& [id, o] : r.outcomes) {
-    EXPECT_EQ(o.num_finishes, 1) << "request " << id;
-    EXPECT_NE(o.reason, FinishReason::kError) << id << ": " << o.error;
-  }
 }
 
 TEST(EngineModelTest, ConcurrentOutputsEqualAloneOutputs) {

@@ -3,6 +3,7 @@
 // one at a time, and collects every request's events.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <cstdint>
@@ -73,11 +74,12 @@ inline RunSetup DefaultSetup() {
   return s;
 }
 
-// `n` deterministic pseudo-random token ids in [lo, hi).
+// `n` deterministic pseudo-random token ids in [lo, hi) (xorshift64 from
+// seed * golden ratio + salt; a different salt, a different sequence).
 inline std::vector<TokenId> RandomPrompt(uint64_t seed, int n, TokenId lo,
-                                         TokenId hi) {
+                                         TokenId hi, uint64_t salt = 12345) {
   std::vector<TokenId> p;
-  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 12345;
+  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + salt;
   for (int i = 0; i < n; ++i) {
     x ^= x << 13;
     x ^= x >> 7;
@@ -103,6 +105,15 @@ struct RunResult {
   kv::BlockPoolStats kv;
   Status status;  // first Submit error, if any
 };
+
+// Every request of `r` submitted, finished exactly once and not in error.
+inline void ExpectFinishedOnce(const RunResult& r) {
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  for (const auto& [id, o] : r.outcomes) {
+    EXPECT_EQ(o.num_finishes, 1) << "request " << id;
+    EXPECT_NE(o.reason, FinishReason::kError) << id << ": " << o.error;
+  }
+}
 
 // Runs `jobs` through one engine. concurrent: everything is submitted at
 // once (from two threads); else one request at a time, waiting for each.

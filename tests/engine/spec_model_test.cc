@@ -17,6 +17,8 @@
 namespace weft::engine {
 namespace {
 
+using testing::EchoPrompt;
+using testing::ExpectFinishedOnce;
 using testing::GreedyJob;
 using testing::Job;
 using testing::kGemma;
@@ -28,20 +30,13 @@ using testing::RandomPrompt;
 using testing::RunJobs;
 using testing::RunResult;
 using testing::RunSetup;
+using testing::SpecGreedyJobs;
 
 #define REQUIRE_MODEL()                      \
   const model::Model* model = LoadedModel(); \
   if (model == nullptr) GTEST_SKIP() << "no " << ModelPath();
 
 constexpr int kMaxTokens = kGemma ? 16 : 40;
-
-// A prompt the model tends to continue by copying: a random passage, then
-// its start again.
-std::vector<TokenId> EchoPrompt(uint64_t seed, int n) {
-  std::vector<TokenId> p = RandomPrompt(seed, n, kLo, kHi);
-  for (int i = 0; i < n / 2; ++i) p.push_back(p[static_cast<size_t>(i)]);
-  return p;
-}
 
 // The server's layout on Gemma (f16, local group for the sliding-window
 // layers); f32 on stories260K.
@@ -61,27 +56,14 @@ RunSetup SpecSetup(const model::Model& m, bool spec) {
 }
 
 void ExpectDone(const RunResult& r) {
-  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  ExpectFinishedOnce(r);
+  if (!r.status.ok()) return;
   EXPECT_EQ(r.kv.num_used, 0);  // every block back (free or idle-cached)
-  for (const auto& [id, o] : r.outcomes) {
-    EXPECT_EQ(o.num_finishes, 1) << "request " << id;
-    EXPECT_NE(o.reason, FinishReason::kError) << id << ": " << o.error;
-  }
-}
-
-std::vector<Job> GreedyJobs() {
-  std::vector<Job> jobs;
-  for (int i = 0; i < 8; ++i) {
-    std::vector<TokenId> p = i % 4 == 3 ? RandomPrompt(400 + i, 9 + i, kLo, kHi)
-                                        : EchoPrompt(300 + i, 12 + 5 * i);
-    jobs.push_back(GreedyJob(50 + i, std::move(p), kMaxTokens - (i % 3)));
-  }
-  return jobs;
 }
 
 TEST(SpecModelTest, GreedyEqualsSpeculationOff) {
   REQUIRE_MODEL();
-  const std::vector<Job> jobs = GreedyJobs();
+  const std::vector<Job> jobs = SpecGreedyJobs(kMaxTokens);
   const RunResult ref = RunJobs(*model, SpecSetup(*model, false), jobs, false);
   ExpectDone(ref);
   struct Variant {
@@ -152,7 +134,7 @@ TEST(SpecModelTest, PrefixHitsAndAbortsEqualSpeculationOff) {
 // tokens do not depend on the batch.
 TEST(SpecModelTest, SeededSamplingEqualsSpeculationOffAndBatch) {
   REQUIRE_MODEL();
-  std::vector<Job> jobs = GreedyJobs();
+  std::vector<Job> jobs = SpecGreedyJobs(kMaxTokens);
   for (size_t i = 0; i < jobs.size(); ++i) {
     jobs[i].sampling.temperature = 0.7f;
     jobs[i].sampling.seed = 77 + i;

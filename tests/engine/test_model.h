@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "tests/engine/model_harness.h"
 
@@ -39,6 +40,26 @@ inline const model::Model* LoadedModel() {
     return r->release();
   }();
   return m;
+}
+
+// A prompt the model tends to continue by copying: a random passage of
+// `n` tokens, then its first half again.
+inline std::vector<TokenId> EchoPrompt(uint64_t seed, int n) {
+  std::vector<TokenId> p = RandomPrompt(seed, n, kLo, kHi);
+  for (int i = 0; i < n / 2; ++i) p.push_back(p[static_cast<size_t>(i)]);
+  return p;
+}
+
+// The speculation tests' greedy requests (ids 50..57): echo prompts, every
+// fourth a random one, up to max_tokens - (i % 3) tokens each.
+inline std::vector<Job> SpecGreedyJobs(int max_tokens) {
+  std::vector<Job> jobs;
+  for (int i = 0; i < 8; ++i) {
+    std::vector<TokenId> p = i % 4 == 3 ? RandomPrompt(400 + i, 9 + i, kLo, kHi)
+                                        : EchoPrompt(300 + i, 12 + 5 * i);
+    jobs.push_back(GreedyJob(50 + i, std::move(p), max_tokens - (i % 3)));
+  }
+  return jobs;
 }
 
 }  // namespace weft::engine::testing

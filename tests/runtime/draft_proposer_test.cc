@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/engine_builder.h"
+#include "tests/engine/model_harness.h"
 #include "tests/runtime/draft_models.h"
 
 namespace weft::runtime {
@@ -21,16 +22,9 @@ using engine::ProposeRequest;
 using engine::RequestId;
 using engine::TokenId;
 
+// `n` random stories260K token ids (plain pieces, 3..499).
 std::vector<TokenId> Tokens(uint64_t seed, int n) {
-  std::vector<TokenId> p;
-  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
-  for (int i = 0; i < n; ++i) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    p.push_back(3 + static_cast<TokenId>(x % 497));
-  }
-  return p;
+  return engine::testing::RandomPrompt(seed, n, 3, 500, /*salt=*/1);
 }
 
 DraftProposerConfig Config() {

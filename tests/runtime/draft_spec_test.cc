@@ -23,6 +23,7 @@ using engine::FinishReason;
 using engine::RequestId;
 using engine::SpecMethod;
 using engine::TokenId;
+using engine::testing::EchoPrompt;
 using engine::testing::GreedyJob;
 using engine::testing::Job;
 using engine::testing::kHi;
@@ -31,15 +32,9 @@ using engine::testing::RandomPrompt;
 using engine::testing::RunJobs;
 using engine::testing::RunResult;
 using engine::testing::RunSetup;
+using engine::testing::SpecGreedyJobs;
 
 constexpr int kMaxTokens = 40;
-
-// A passage, then its start again (the model tends to copy it).
-std::vector<TokenId> EchoPrompt(uint64_t seed, int n) {
-  std::vector<TokenId> p = RandomPrompt(seed, n, kLo, kHi);
-  for (int i = 0; i < n / 2; ++i) p.push_back(p[static_cast<size_t>(i)]);
-  return p;
-}
 
 class DraftSpecTest : public ::testing::Test {
  protected:
@@ -84,12 +79,9 @@ class DraftSpecTest : public ::testing::Test {
 // Every request finished once, without error, and every block of the
 // target's and the draft's KV is back.
 void ExpectDone(const RunResult& r, const DraftProposer* p) {
-  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  engine::testing::ExpectFinishedOnce(r);
+  if (!r.status.ok()) return;
   EXPECT_EQ(r.kv.num_used, 0);
-  for (const auto& [id, o] : r.outcomes) {
-    EXPECT_EQ(o.num_finishes, 1) << "request " << id;
-    EXPECT_NE(o.reason, FinishReason::kError) << id << ": " << o.error;
-  }
   if (p != nullptr) {
     EXPECT_EQ(p->kv().stats().num_used, 0);
     EXPECT_EQ(p->kv().num_sequences(), 0);
@@ -97,18 +89,8 @@ void ExpectDone(const RunResult& r, const DraftProposer* p) {
   }
 }
 
-std::vector<Job> GreedyJobs() {
-  std::vector<Job> jobs;
-  for (int i = 0; i < 8; ++i) {
-    std::vector<TokenId> p = i % 4 == 3 ? RandomPrompt(400 + i, 9 + i, kLo, kHi)
-                                        : EchoPrompt(300 + i, 12 + 5 * i);
-    jobs.push_back(GreedyJob(50 + i, std::move(p), kMaxTokens - (i % 3)));
-  }
-  return jobs;
-}
-
 TEST_F(DraftSpecTest, GreedyEqualsSpeculationOff) {
-  const std::vector<Job> jobs = GreedyJobs();
+  const std::vector<Job> jobs = SpecGreedyJobs(kMaxTokens);
   std::shared_ptr<DraftProposer> none;
   const RunResult ref = RunJobs(*target_, Setup(nullptr, &none), jobs, false);
   ExpectDone(ref, nullptr);
@@ -199,7 +181,7 @@ TEST_F(DraftSpecTest, PrefixHitsAbortsAndStopsEqualSpeculationOff) {
 // A stop token and max_tokens inside runs of accepted guesses (the draft
 // is the target, so runs are long): nothing past the stop, blocks back.
 TEST_F(DraftSpecTest, StopTokenAndMaxTokensInsideAcceptedRuns) {
-  std::vector<Job> jobs = GreedyJobs();
+  std::vector<Job> jobs = SpecGreedyJobs(kMaxTokens);
   std::shared_ptr<DraftProposer> none;
   const RunResult ref = RunJobs(*target_, Setup(nullptr, &none), jobs, false);
   ExpectDone(ref, nullptr);
@@ -232,7 +214,7 @@ TEST_F(DraftSpecTest, StopTokenAndMaxTokensInsideAcceptedRuns) {
 
 // Seeded sampling: one draw per emitted token, as without speculation.
 TEST_F(DraftSpecTest, SeededSamplingEqualsSpeculationOff) {
-  std::vector<Job> jobs = GreedyJobs();
+  std::vector<Job> jobs = SpecGreedyJobs(kMaxTokens);
   for (size_t i = 0; i < jobs.size(); ++i) {
     jobs[i].sampling.temperature = 0.7f;
     jobs[i].sampling.seed = 77 + i;
@@ -253,7 +235,7 @@ TEST_F(DraftSpecTest, SeededSamplingEqualsSpeculationOff) {
 // A draft KV too small for the prompts: no guesses for those, and the
 // output is still the same.
 TEST_F(DraftSpecTest, AFullDraftKvOnlyMeansFewerGuesses) {
-  const std::vector<Job> jobs = GreedyJobs();
+  const std::vector<Job> jobs = SpecGreedyJobs(kMaxTokens);
   std::shared_ptr<DraftProposer> none, p;
   const RunResult ref = RunJobs(*target_, Setup(nullptr, &none), jobs, false);
   const RunResult r =
