@@ -22,7 +22,13 @@ TEST(CpuFeatures, Consistent) {
   if (f.os_avx512) {
     EXPECT_TRUE(f.os_avx);
   }
-  EXPECT_EQ(f.All().size(), 12u);
+  if (f.amx_tile || f.amx_int8) {
+    EXPECT_TRUE(f.os_amx);
+  }
+  if (f.os_amx) {
+    EXPECT_TRUE(f.os_avx512);
+  }
+  EXPECT_EQ(f.All().size(), 14u);
   EXPECT_LE(f.Names().size(), f.All().size());
   CpuFeatures again = DetectCpuFeatures();
   EXPECT_EQ(again.Names(), f.Names());
