@@ -174,7 +174,7 @@ void MatMulBenchArgs(benchmark::internal::Benchmark* b) {
         continue;
       }
       for (int x8 = 0; x8 <= (CanPackX8(kTypes[t]) ? 1 : 0); ++x8) {
-        for (int m : {1, 4, 5, 8, 9, 16, 64, 512}) b->Args({t, s, m, x8});
+        for (int m : {1, 4, 5, 8, 9, 16, 64, 128, 256, 512}) b->Args({t, s, m, x8});
       }
     }
   }

@@ -191,7 +191,8 @@ TEST(MatMulX8Test, AmxPanelsGiveTheVnniTilesBits) {
   ThreadPool pool(ThreadPoolOptions{.num_threads = 2});
   uint32_t seed = 7100;
   for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ4_1,
-                        GgmlType::kQ5_1, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
+                        GgmlType::kQ5_1, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ4_K,
+                        GgmlType::kQ5_K}) {
     const bool super = TypeTraits(type).block_size == 256;
     for (int64_t k : super ? std::vector<int64_t>{256, 768} : std::vector<int64_t>{32, 96, 608}) {
       for (int64_t m : {5, 9, 16, 33}) {

@@ -1,0 +1,84 @@
+// Pieces the AMX panel files share (amx_panels.cc, amx_kquants.cc): the
+// tile configuration, the panel shape and pipeline depths, and the block
+// product macro. Only for files compiled with -mamx-tile -mamx-int8 and the
+// AVX-512 flags; static functions, constants and types only (the rule of
+// kernel_table.h for headers ISA files include).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace weft::kernels::amx {
+
+constexpr int kRows = 16;  // activation rows per panel: an A tile's rows
+// Below this M the VNNI x8 tiles (and the AVX-512 panels) are faster.
+// kernels_bench --hot on the Sapphire Rapids VM (loaded; two rounds),
+// AVX-512 -> AMX, µs: M = 4 Q4_1 640 x 2048 50-60 -> 66-87, Q8_0 41 -> 70,
+// IQ4_XS 768 x 2560 78-93 -> 99; M = 5 Q4_1 73-74 -> 39-70, Q8_0 (the VNNI
+// panels) 78 -> 48-75, IQ4_XS 115-123 -> 63-112; M = 9 Q4_1 120-132 -> 97-99,
+// Q8_0 119 -> 102-106, IQ4_XS 198-216 -> 128.
+constexpr int kAmxMinM = 5;
+// Blocks in flight: block b's float steps run while b + kDotsAhead's
+// products are on the tile unit and b + kCodesAhead's codes are decoded (a
+// ring of kRing code and sum buffers).
+constexpr int kRing = 8;
+constexpr int kCodesAhead = 4;  // blocks the codes run ahead of the float steps
+constexpr int kDotsAhead = 2;   // and the products
+
+// The 64-byte tile configuration (palette 1).
+struct alignas(64) TileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// tmm0, tmm1: A (16 rows x 32 bytes); tmm2, tmm3: B (8 rows of 16 weight
+// rows x 4 bytes); tmm4, tmm5: C (16 rows x 16 int32).
+static inline void ConfigureTiles() {
+  thread_local bool configured = false;
+  if (configured) return;
+  TileConfig c;
+  c.colsb[0] = c.colsb[1] = 32;
+  c.rows[0] = c.rows[1] = kRows;
+  c.colsb[2] = c.colsb[3] = 64;
+  c.rows[2] = c.rows[3] = 8;
+  c.colsb[4] = c.colsb[5] = 64;
+  c.rows[4] = c.rows[5] = kRows;
+  _tile_loadconfig(&c);
+  configured = true;
+}
+
+// One block's 16 x 16 integer dots into sums (row-major int32 [16][16]) on
+// tiles A, B and C (GCC's tile intrinsics paste their tile numbers into
+// the instruction text, so they must be literal numbers: a macro).
+#define WEFT_AMX_BLOCK_DOTS(A, B, C, a, u, sums) \
+  do {                                           \
+    _tile_zero(C);                               \
+    _tile_loadd(A, (a), 32);                     \
+    _tile_loadd(B, (u), 64);                     \
+    _tile_dpbsud(C, A, B);                       \
+    _tile_stored(C, (sums), 64);                 \
+  } while (0)
+// The same with signed B bytes (TDPBSSD).
+#define WEFT_AMX_BLOCK_DOTS_SS(A, B, C, a, u, sums) \
+  do {                                              \
+    _tile_zero(C);                                  \
+    _tile_loadd(A, (a), 32);                        \
+    _tile_loadd(B, (u), 64);                        \
+    _tile_dpbssd(C, A, B);                          \
+    _tile_stored(C, (sums), 64);                    \
+  } while (0)
+
+// The 16 weight rows' fp16 words at offset `off` of their group blocks
+// (g1: null when the second group is absent) as floats.
+static inline __m512 Halves16(const uint8_t* g0, const uint8_t* g1, int off) {
+  const __m128i h0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g0 + off));
+  const __m128i h1 =
+      g1 != nullptr ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(g1 + off)) : h0;
+  return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1));
+}
+
+}  // namespace weft::kernels::amx
