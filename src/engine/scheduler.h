@@ -18,7 +18,9 @@
 // that, each decoding sequence may get draft tokens from the proposer,
 // appended to its decode token, from what the budget (and time) leaves;
 // with spec_adaptive the count maximizes the pass's expected tokens per
-// predicted ms (ChooseK), so a compute-bound batch drafts nothing. The
+// predicted ms (ChooseK), so a compute-bound batch drafts nothing; a
+// request's acceptance record ages in passes that turn its proposal down,
+// so early misses do not stop its speculation for good. The
 // proposer is asked once per pass for all speculating sequences
 // (Proposer::ProposeBatch), synchronously inside Schedule; a costly one
 // (a draft model) is asked for exactly the guesses the pass would take,

@@ -223,10 +223,22 @@ void Scheduler::PriceGuesses(bool asked, const ProposeTiming& t) {
 
 void Scheduler::AddDrafts(size_t ask, SpecLeft* left, Pass* pass) {
   ScheduledSeq& s = pass->plan.seqs[ask_seqs_[ask]];
-  const Request& req = *requests_.at(s.id);
+  Request& req = *requests_.at(s.id);
   const std::vector<TokenId>& draft = drafts_[ask];
   const int k = ChooseDrafts(s, req, static_cast<int>(draft.size()), *left);
-  if (k <= 0) return;
+  if (k <= 0) {
+    // A proposal the adaptive choice turned down (its acceptance record too
+    // low for the pass's price): the record ages as a verifying pass would
+    // age it, toward the prior, so that a sequence whose first guesses
+    // failed (an answer that opens with its own words and then copies the
+    // prompt) is tried again instead of never: measured on S5, most
+    // requests drafted once, failed, and never drafted again.
+    if (config_.spec_adaptive && !draft.empty()) {
+      req.spec_tried *= kSpecDecay;
+      req.spec_accepted *= kSpecDecay;
+    }
+    return;
+  }
   // Drafts never preempt: no slot, no guesses.
   std::optional<kv::SlotAllocation> alloc = kv_.AllocateSlots(s.id, k);
   if (!alloc) return;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -276,6 +277,47 @@ TEST(SpecSchedulerTest, ACostlyCatchUpDoesNotStopDrafting) {
   EXPECT_GT(later, 5);
   EXPECT_GE(drafting, later - 2);  // the last sequences may have no room
   EXPECT_GT(sim.sched().stats().spec_num_accepted_tokens, 8 * 15);
+}
+
+// A cheap proposer whose first `wrong` proposals for each request miss (an
+// answer that opens with its own words) and whose later ones are the
+// fake's tokens (the answer then copies its prompt).
+class WrongThenRightProposer final : public Proposer {
+ public:
+  explicit WrongThenRightProposer(int wrong) : wrong_(wrong) {}
+  void ProposeBatch(std::span<const ProposeRequest> reqs,
+                    std::vector<std::vector<TokenId>>* out) override {
+    out->assign(reqs.size(), {});
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      const bool miss = seen_[reqs[i].id]++ < wrong_;
+      for (int j = 0; j < reqs[i].max_k; ++j) {
+        const int pos = static_cast<int>(reqs[i].tokens.size()) + j;
+        const TokenId t = testing::FakeToken(reqs[i].id, pos);
+        (*out)[i].push_back(miss ? t + 1 : t);
+      }
+    }
+  }
+  bool cheap() const override { return true; }
+
+ private:
+  int wrong_;
+  std::map<RequestId, int> seen_;
+};
+
+// A sequence whose first guesses all missed is tried again: the adaptive
+// choice turns its proposals down while its record is low, and each pass
+// that does so ages the record toward the prior, until a pass drafts and
+// finds the guesses right. (Without the ageing, a record made by the first
+// misses stays and the sequence never drafts again.)
+TEST(SpecSchedulerTest, ARequestWhoseFirstGuessesMissedDraftsAgain) {
+  auto p = std::make_shared<WrongThenRightProposer>(3);
+  Sim sim(CostlySpecCfg(), Kv(256, 4), p);  // kDraft: a given proposer
+  sim.exec().a = 1.0;  // compute-bound: a guess costs a third of a pass
+  sim.exec().b = 0.5;
+  ASSERT_TRUE(sim.Submit(1, Prompt(1, 12), MaxTokens(120)).ok());
+  while (sim.sched().HasWork() && sim.steps() < 1000) sim.Step();
+  sim.CheckAllDone();
+  EXPECT_GT(sim.sched().stats().spec_num_accepted_tokens, 40);
 }
 
 // A price that made every k 0 (here the first call's guess forwards took
