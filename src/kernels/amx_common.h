@@ -7,7 +7,9 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace weft::kernels::amx {
 
@@ -79,6 +81,24 @@ static inline __m512 Halves16(const uint8_t* g0, const uint8_t* g1, int off) {
   const __m128i h1 =
       g1 != nullptr ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(g1 + off)) : h0;
   return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1));
+}
+
+// The common part of the panel TileFns: configures this thread's tiles,
+// finds the pair's groups (g1 null when nr <= 8: one group) and calls
+// tile(rows, g0, g1, qs) with rows = std::integral_constant<int, 8 or 16>,
+// the panel rows the call's float steps cover (nc <= rows).
+template <typename Tile>
+static inline void WithPanelRows(const void* w, size_t w_stride, int nr, const void* panel,
+                                 int nc, Tile&& tile) {
+  ConfigureTiles();
+  const uint8_t* g0 = static_cast<const uint8_t*>(w);
+  const uint8_t* g1 = nr > 8 ? g0 + 8 * w_stride : nullptr;
+  const int8_t* qs = static_cast<const int8_t*>(panel);
+  if (nc <= 8) {
+    tile(std::integral_constant<int, 8>{}, g0, g1, qs);
+  } else {
+    tile(std::integral_constant<int, 16>{}, g0, g1, qs);
+  }
 }
 
 }  // namespace weft::kernels::amx

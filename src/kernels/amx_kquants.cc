@@ -160,15 +160,10 @@ void PairTileIQ4XS(int64_t k, const uint8_t* g0, const uint8_t* g1, int nr, cons
 
 void PanelTileIQ4XS(int64_t k, const void* w, size_t w_stride, int nr, const void* panel,
                     size_t /*xq_stride*/, int nc, float* y, size_t y_stride) {
-  ConfigureTiles();
-  const uint8_t* g0 = static_cast<const uint8_t*>(w);
-  const uint8_t* g1 = nr > kX8Rows ? g0 + kX8Rows * w_stride : nullptr;
-  const int8_t* qs = static_cast<const int8_t*>(panel);
-  if (nc <= 8) {
-    PairTileIQ4XS<8>(k, g0, g1, nr, qs, nc, y, y_stride);
-  } else {
-    PairTileIQ4XS<16>(k, g0, g1, nr, qs, nc, y, y_stride);
-  }
+  WithPanelRows(w, w_stride, nr, panel, nc, [&](auto rows, const uint8_t* g0, const uint8_t* g1,
+                                                const int8_t* qs) {
+    PairTileIQ4XS<decltype(rows)::value>(k, g0, g1, nr, qs, nc, y, y_stride);
+  });
 }
 
 // ---- Q4_K and Q5_K against Q8_K activations ----
@@ -332,15 +327,10 @@ void PairTileQ45K(int64_t k, const uint8_t* g0, const uint8_t* g1, int nr, const
 template <bool kQ5>
 void PanelTileQ45K(int64_t k, const void* w, size_t w_stride, int nr, const void* panel,
                    size_t /*xq_stride*/, int nc, float* y, size_t y_stride) {
-  ConfigureTiles();
-  const uint8_t* g0 = static_cast<const uint8_t*>(w);
-  const uint8_t* g1 = nr > kX8Rows ? g0 + kX8Rows * w_stride : nullptr;
-  const int8_t* qs = static_cast<const int8_t*>(panel);
-  if (nc <= 8) {
-    PairTileQ45K<kQ5, 8>(k, g0, g1, nr, qs, nc, y, y_stride);
-  } else {
-    PairTileQ45K<kQ5, 16>(k, g0, g1, nr, qs, nc, y, y_stride);
-  }
+  WithPanelRows(w, w_stride, nr, panel, nc, [&](auto rows, const uint8_t* g0, const uint8_t* g1,
+                                                const int8_t* qs) {
+    PairTileQ45K<kQ5, decltype(rows)::value>(k, g0, g1, nr, qs, nc, y, y_stride);
+  });
 }
 
 }  // namespace

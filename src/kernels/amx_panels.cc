@@ -80,31 +80,6 @@ void PackPanel(const void* xq, size_t xq_stride, int nrows, int64_t k, void* pan
   }
 }
 
-// The 64-byte tile configuration (palette 1).
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
-// tmm0, tmm1: A (16 rows x 32 bytes); tmm2, tmm3: B (8 rows of 16 weight
-// rows x 4 bytes); tmm4, tmm5: C (16 rows x 16 int32).
-void ConfigureTiles() {
-  thread_local bool configured = false;
-  if (configured) return;
-  TileConfig c;
-  c.colsb[0] = c.colsb[1] = 32;
-  c.rows[0] = c.rows[1] = kRows;
-  c.colsb[2] = c.colsb[3] = 64;
-  c.rows[2] = c.rows[3] = 8;
-  c.colsb[4] = c.colsb[5] = 64;
-  c.rows[4] = c.rows[5] = kRows;
-  _tile_loadconfig(&c);
-  configured = true;
-}
-
 // Group g's (0, 1) block codes as unsigned bytes into the B tile at u: row
 // j (64 bytes) holds, at 32 g + 4 r, weight row r's elements 4j..4j+3, the
 // j-th 4 bytes of the activations' A tile row (x8_vnni_impl.h's Bcast4(a +
@@ -229,15 +204,10 @@ void PairTile(int64_t k, const uint8_t* g0, const uint8_t* g1, int nr, const int
 template <X8Fmt F>
 void PanelTile(int64_t k, const void* w, size_t w_stride, int nr, const void* panel,
                size_t /*xq_stride*/, int nc, float* y, size_t y_stride) {
-  ConfigureTiles();
-  const uint8_t* g0 = static_cast<const uint8_t*>(w);
-  const uint8_t* g1 = nr > kX8Rows ? g0 + kX8Rows * w_stride : nullptr;
-  const int8_t* qs = static_cast<const int8_t*>(panel);
-  if (nc <= 8) {
-    PairTile<F, 8>(k, g0, g1, nr, qs, nc, y, y_stride);
-  } else {
-    PairTile<F, 16>(k, g0, g1, nr, qs, nc, y, y_stride);
-  }
+  WithPanelRows(w, w_stride, nr, panel, nc, [&](auto rows, const uint8_t* g0, const uint8_t* g1,
+                                                const int8_t* qs) {
+    PairTile<F, decltype(rows)::value>(k, g0, g1, nr, qs, nc, y, y_stride);
+  });
 }
 
 template <typename Set>
