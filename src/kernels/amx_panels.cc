@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "kernels/amx_common.h"
 #include "kernels/avx2_internal.h"
@@ -126,9 +127,12 @@ static inline void Codes(const uint8_t* gb, uint8_t* u) {
 // Two x8 groups of format F (nr <= 16 weight rows: the second group only
 // when nr > 8) against the first R rows of a panel (nc <= R activation
 // rows). Lane 8 g + i of a row's vectors is group g's weight row i.
+// `pre`: the pair's codes already decoded (nb B tiles of 512 bytes, as
+// DecodeAll writes them), or null to decode them here, kCodesAhead blocks
+// ahead.
 template <X8Fmt F, int R>
 void PairTile(int64_t k, const uint8_t* g0, const uint8_t* g1, int nr, const int8_t* qs,
-              int nc, float* y, size_t y_stride) {
+              int nc, float* y, size_t y_stride, const uint8_t* pre = nullptr) {
   constexpr int kGB = kX8GroupBlockBytes<F>;
   constexpr float kOffset = x8_vnni::kCodeOffset<F>;
   const int64_t nb = k / 32;
@@ -136,12 +140,13 @@ void PairTile(int64_t k, const uint8_t* g0, const uint8_t* g1, int nr, const int
   const float* ds = dx + 16 * nb;
   alignas(64) uint8_t u[kRing][512];
   alignas(64) int32_t sums[kRing][kRows * 16];
-  if (g1 == nullptr) {
+  if (g1 == nullptr && pre == nullptr) {
     for (int i = 0; i < kRing; ++i) {
       for (int j = 0; j < 8; ++j) std::memset(u[i] + 64 * j + 32, 0, 32);
     }
   }
   auto codes = [&](int64_t b) {
+    if (pre != nullptr) return;
     uint8_t* ub = u[b % kRing];
     avx2::PrefetchAhead<kGB, x8_vnni::kTileAhead>(g0 + b * kGB);
     Codes<F>(g0 + b * kGB, ub);
@@ -151,10 +156,11 @@ void PairTile(int64_t k, const uint8_t* g0, const uint8_t* g1, int nr, const int
     }
   };
   auto dots = [&](int64_t b) {
+    const uint8_t* ub = pre != nullptr ? pre + 512 * b : u[b % kRing];
     if (b % 2 == 0) {
-      WEFT_AMX_BLOCK_DOTS(0, 2, 4, qs + 512 * b, u[b % kRing], sums[b % kRing]);
+      WEFT_AMX_BLOCK_DOTS(0, 2, 4, qs + 512 * b, ub, sums[b % kRing]);
     } else {
-      WEFT_AMX_BLOCK_DOTS(1, 3, 5, qs + 512 * b, u[b % kRing], sums[b % kRing]);
+      WEFT_AMX_BLOCK_DOTS(1, 3, 5, qs + 512 * b, ub, sums[b % kRing]);
     }
   };
   __m512 acc[R];
@@ -199,15 +205,50 @@ void PairTile(int64_t k, const uint8_t* g0, const uint8_t* g1, int nr, const int
   for (int m = 0; m < nc; ++m) std::memcpy(y + m * y_stride, t[m], sizeof(float) * nr);
 }
 
+// The pair's codes for all nb blocks as B tiles (512 bytes each) in a
+// thread-local buffer, the second group's half zero when it is absent.
+template <X8Fmt F>
+const uint8_t* DecodeAll(int64_t nb, const uint8_t* g0, const uint8_t* g1) {
+  constexpr int kGB = kX8GroupBlockBytes<F>;
+  thread_local std::vector<uint8_t> buf;
+  buf.resize(static_cast<size_t>(512 * nb + 64));
+  uint8_t* u = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+  for (int64_t b = 0; b < nb; ++b) {
+    Codes<F>(g0 + b * kGB, u + 512 * b);
+    if (g1 != nullptr) {
+      Codes<F>(g1 + b * kGB, u + 512 * b + 32);
+    } else {
+      for (int j = 0; j < 8; ++j) std::memset(u + 512 * b + 64 * j + 32, 0, 32);
+    }
+  }
+  return u;
+}
+
 // TileFn over two consecutive x8 groups (MatMulKernel::panel_pairs) of
-// format F against one panel.
+// format F against all M = nc activation rows, panels of kRows rows
+// kPanelStrideRows * xq_stride bytes apart (MatMulKernel::panel_all_rows):
+// one panel decodes its codes as it goes; more share one decoding.
 template <X8Fmt F>
 void PanelTile(int64_t k, const void* w, size_t w_stride, int nr, const void* panel,
-               size_t /*xq_stride*/, int nc, float* y, size_t y_stride) {
-  WithPanelRows(w, w_stride, nr, panel, nc, [&](auto rows, const uint8_t* g0, const uint8_t* g1,
-                                                const int8_t* qs) {
-    PairTile<F, decltype(rows)::value>(k, g0, g1, nr, qs, nc, y, y_stride);
-  });
+               size_t xq_stride, int nc, float* y, size_t y_stride) {
+  if (nc <= kRows) {
+    WithPanelRows(w, w_stride, nr, panel, nc, [&](auto rows, const uint8_t* g0,
+                                                  const uint8_t* g1, const int8_t* qs) {
+      PairTile<F, decltype(rows)::value>(k, g0, g1, nr, qs, nc, y, y_stride);
+    });
+    return;
+  }
+  const uint8_t* g0 = static_cast<const uint8_t*>(w);
+  const uint8_t* pre = DecodeAll<F>(k / 32, g0, nr > kX8Rows ? g0 + kX8Rows * w_stride : nullptr);
+  const size_t panel_bytes = kPanelStrideRows * xq_stride;
+  for (int c0 = 0; c0 < nc; c0 += kRows) {
+    const int n = std::min(kRows, nc - c0);
+    WithPanelRows(w, w_stride, nr, static_cast<const char*>(panel) + (c0 / kRows) * panel_bytes, n,
+                  [&](auto rows, const uint8_t* g0, const uint8_t* g1, const int8_t* qs) {
+                    PairTile<F, decltype(rows)::value>(k, g0, g1, nr, qs, n, y + c0 * y_stride,
+                                                       y_stride, pre);
+                  });
+  }
 }
 
 template <typename Set>
@@ -231,6 +272,11 @@ void FillPanels(KernelTable* t) {
     kern.panel_rows = kRows;
     kern.panel_stride_rows = kPanelStrideRows;
     kern.panel_pairs = true;
+    // Q8_0's codes cost one xor to decode, less than the panels' extra
+    // L2 traffic when they stream past each group pair (kernels_bench --hot,
+    // 640 x 2048 M = 512, us: Q8_0 2700 -> 2920 all rows a call; Q4_1 2400
+    // -> 1835).
+    kern.panel_all_rows = decltype(fmt)::value != X8Fmt::kQ8_0;
   });
   FillKQuantPanels(t);
 }

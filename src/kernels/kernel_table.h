@@ -187,6 +187,10 @@ struct MatMulKernel {
   // panel_tile takes two consecutive groups a call (nr <= 2 * tile_rows;
   // the second group is read only when nr > tile_rows).
   bool panel_pairs = false;
+  // panel_tile takes all M activation rows a call (nc = M; panels
+  // panel_stride_rows * xq_stride bytes apart from `xq`), so that it can
+  // share work on the weights among the panels.
+  bool panel_all_rows = false;
   // Optional, x8 entries only: the tile over two consecutive groups (2 *
   // tile_rows weight rows, of which nr, tile_rows < nr <= 2 * tile_rows, are
   // stored; all of both groups are read), nc <= tile_cols. MatMul calls it

@@ -141,6 +141,16 @@ int RangeOf(const int64_t* first, int64_t t) {
 void RunBlock(const Product& p, int64_t blk) {
   const int64_t r0 = blk * p.rows, r1 = std::min(p.n, r0 + p.rows);
   const MatMulKernel& kern = *p.kern;
+  if (p.panels != nullptr && kern.panel_all_rows) {
+    const int64_t step = kern.panel_pairs ? 2 * kern.tile_rows : kern.tile_rows;
+    for (int64_t r = r0; r < r1; r += step) {
+      const int nr = static_cast<int>(std::min<int64_t>(step, r1 - r));
+      kern.panel_tile(p.k, p.w + static_cast<size_t>(r) * p.w_stride, p.w_stride, nr, p.panels,
+                      p.xq_stride, static_cast<int>(p.m), p.y + r,
+                      static_cast<size_t>(p.y_stride));
+    }
+    return;
+  }
   if (p.panels != nullptr) {
     const int64_t pr = kern.panel_rows, tr = kern.tile_rows;
     for (int64_t c0 = 0; c0 < p.m; c0 += pr) {
