@@ -92,6 +92,8 @@ struct ServeOptions {
   std::string spec = "off";
   // Draft tokens per sequence per pass at most.
   int64_t spec_k_max = engine::SchedulerConfig().spec_k_max;
+  // Verify every guess up to spec_k_max (no adaptive k).
+  bool spec_fixed_k = false;
   // The draft model for --spec draft.
   std::string draft_model;
   // Its KV blocks; 0 = as many as the target's (runtime::EngineConfig).
@@ -140,6 +142,9 @@ void RegisterServeFlags(ServeOptions* o, FlagSet* flags) {
                 "speculative decoding: off, ngram (guesses from the sequence's own prompt and "
                 "output, verified in the same pass; k adapts to acceptance and load) or draft");
   flags->Int("spec-k-max", &o->spec_k_max, "draft tokens per sequence per pass at most (1-64)");
+  flags->Bool("spec-fixed-k", &o->spec_fixed_k,
+              "verify every guess up to --spec-k-max instead of adapting k to acceptance and load "
+              "(tests, A/B runs)");
   flags->String("draft-model", &o->draft_model,
                 "GGUF draft model for --spec draft (same vocabulary as -m, checked at start)");
   flags->Int("draft-kv-blocks", &o->draft_kv_blocks,
@@ -249,6 +254,7 @@ int BuildEngineConfig(const ServeOptions& o, runtime::EngineConfig* mc) {
   mc->draft_kv_blocks = static_cast<int>(o.draft_kv_blocks);
   if (o.spec_k_max < 1 || o.spec_k_max > 64) return Fail(2, "--spec-k-max must be in [1, 64]");
   mc->scheduler.spec_k_max = static_cast<int>(o.spec_k_max);
+  mc->scheduler.spec_adaptive = !o.spec_fixed_k;
   return 0;
 }
 

@@ -186,6 +186,7 @@ server::EngineInfo MakeEngineInfo(const EngineConfig& config,
     case engine::SpecMethod::kDraft: ei.spec_method = "draft"; break;
   }
   ei.spec_k_max = s.sched.spec_k_max;
+  ei.spec_adaptive = s.sched.spec_adaptive;
   if (s.sched.spec_method == engine::SpecMethod::kDraft) {
     ei.draft_model = config.draft_model_path;
   }

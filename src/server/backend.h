@@ -188,6 +188,7 @@ struct EngineInfo {
                                            // the decodes' own time
   std::optional<std::string> spec_method;  // "off", "ngram", "draft"
   std::optional<int64_t> spec_k_max;       // draft tokens per sequence
+  std::optional<bool> spec_adaptive;       // k adapts (false: always k_max)
   std::optional<std::string> draft_model;  // --spec draft: its GGUF path
   std::optional<int64_t> draft_kv_blocks;  // and its KV blocks
 };

@@ -190,6 +190,7 @@ void HandleEffectiveConfig(ServerState& s, Exchange& ex) {
       {"target_itl_ratio", OrNull(e.target_itl_ratio)},
       {"spec_method", OrNull(e.spec_method)},
       {"spec_k_max", OrNull(e.spec_k_max)},
+      {"spec_adaptive", OrNull(e.spec_adaptive)},
       {"draft_model", OrNull(e.draft_model)},
       {"draft_kv_blocks", OrNull(e.draft_kv_blocks)},
       {"pass_cost_model", PassCostJson(st.pass_cost)}};
