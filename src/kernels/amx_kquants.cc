@@ -185,9 +185,9 @@ static_assert(kKPanelStrideRows * 292 >= kQ4KPanelBytesPerBlock);
 
 void PackPanelQ8KPairs(const void* xq, size_t xq_stride, int nrows, int64_t k, void* panel) {
   const int64_t nb = k / kQK_K;
-  std::memset(panel, 0, static_cast<size_t>(nb * kQ4KPanelBytesPerBlock));
-  PackPanelQ8K(xq, xq_stride, nrows, k, panel);
+  PackPanelQ8K(xq, xq_stride, nrows, k, panel);  // zeroes and fills its part
   uint32_t* pairs = reinterpret_cast<uint32_t*>(static_cast<char*>(panel) + nb * kKPanelBytesPerBlock);
+  std::memset(pairs, 0, static_cast<size_t>(nb * (kQ4KPanelBytesPerBlock - kKPanelBytesPerBlock)));
   for (int r = 0; r < nrows; ++r) {
     const BlockQ8_K* xb =
         reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + r * xq_stride);

@@ -99,8 +99,7 @@ static inline void Codes(const uint8_t* gb, uint8_t* u) {
                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + 16 + 32 * j)), flip));
     }
   } else if constexpr (F == X8Fmt::kIQ4_NL) {
-    const __m256i table = _mm256_xor_si256(x86::ByteTable16(kIQ4NLValues),
-                                           _mm256_set1_epi8(static_cast<char>(0x80)));
+    const __m256i table = x86::ByteTable16Plus128(kIQ4NLValues);
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + 16 + 32 * j));

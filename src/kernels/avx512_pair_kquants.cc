@@ -317,9 +317,7 @@ struct PairIQ4XS {
     const BlockQ8_K* xb[RC];
     avx2::Q8KColumns<RC>(xq, xq_stride, xb);
     // Each value + 128 (its sign bit flipped), in every 128-bit lane.
-    const __m256i table256 =
-        _mm256_xor_si256(x86::ByteTable16(kIQ4NLValues),
-                         _mm256_set1_epi8(static_cast<char>(0x80)));
+    const __m256i table256 = x86::ByteTable16Plus128(kIQ4NLValues);
     const __m512i table = JoinYmm(table256, table256);
     const __m512i m4 = _mm512_set1_epi8(0x0f);
     auto sums = [&](const uint8_t* a, const uint8_t* e, int64_t b,

@@ -67,6 +67,13 @@ static inline __m256i ByteTable16(const int8_t* values) {
   return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(values)));
 }
 
+// The 16 values of a 16-entry code table, each + 128 (its sign bit
+// flipped), in both lanes: the codes as unsigned bytes for vpdpbusd /
+// TDPBSUD, the +128 taken off through the activations' block sums.
+static inline __m256i ByteTable16Plus128(const int8_t* values) {
+  return _mm256_xor_si256(ByteTable16(values), _mm256_set1_epi8(static_cast<char>(0x80)));
+}
+
 // 32 bits -> 32 bytes, 0xff where the bit is set.
 static inline __m256i BitsToBytes(const uint8_t* p) {
   uint32_t x32;

@@ -109,8 +109,7 @@ static void Tile(int64_t k, const void* w, int nr, const void* xq,
     } else if constexpr (F == X8Fmt::kIQ4_NL) {
       // The table holds each value + 128 (its sign bit flipped): the
       // unsigned codes of the Q8_0 path, straight from the nibbles.
-      const __m256i table = _mm256_xor_si256(x86::ByteTable16(kIQ4NLValues),
-                                             _mm256_set1_epi8(static_cast<char>(0x80)));
+      const __m256i table = x86::ByteTable16Plus128(kIQ4NLValues);
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gb + 16 + 32 * j));
@@ -309,8 +308,7 @@ static void TileIQ4XS(int64_t k, const void* w, int nr, const void* xq, size_t x
   constexpr int kGB = kX8Rows * static_cast<int>(kX8IQ4XSBlockBytes);
   const BlockQ8_K* xb[RC];
   avx2::Q8KColumns<RC>(xq, xq_stride, xb);
-  const __m256i table = _mm256_xor_si256(x86::ByteTable16(kIQ4NLValues),
-                                         _mm256_set1_epi8(static_cast<char>(0x80)));
+  const __m256i table = x86::ByteTable16Plus128(kIQ4NLValues);
   auto sums = [&](const uint8_t* gb, int64_t b, __m256i* isum) {
     __m256i off[RC];
     for (int c = 0; c < RC; ++c) off[c] = _mm256_setzero_si256();
