@@ -37,20 +37,38 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 
-// tmm0, tmm1: A (16 rows x 32 bytes); tmm2, tmm3: B (8 rows of 16 weight
-// rows x 4 bytes); tmm4, tmm5: C (16 rows x 16 int32).
-static inline void ConfigureTiles() {
-  thread_local bool configured = false;
-  if (configured) return;
+// The tile shapes a panel kernel runs with (palette 1; each thread loads
+// the one its call needs when another is loaded):
+// - kBlocks32: tmm0, tmm1: A (16 rows x 32 bytes); tmm2, tmm3: B (8 rows of
+//   16 weight rows x 4 bytes); tmm4, tmm5: C (16 rows x 16 int32).
+// - kChunks64: all eight 16 rows x 64 bytes (A over 64 elements, B of 16
+//   rows, C).
+enum class TileShapes { kBlocks32, kChunks64 };
+
+// The TileShapes this thread has loaded (-1: none). One variable for every
+// file that includes this header (defined in amx_panels.cc): a copy per
+// file would let one file's tiles run on another's configuration.
+extern thread_local int tls_tile_shapes;
+
+static inline void ConfigureTiles(TileShapes shapes = TileShapes::kBlocks32) {
+  int& loaded = tls_tile_shapes;
+  if (loaded == static_cast<int>(shapes)) return;
   TileConfig c;
-  c.colsb[0] = c.colsb[1] = 32;
-  c.rows[0] = c.rows[1] = kRows;
-  c.colsb[2] = c.colsb[3] = 64;
-  c.rows[2] = c.rows[3] = 8;
-  c.colsb[4] = c.colsb[5] = 64;
-  c.rows[4] = c.rows[5] = kRows;
+  if (shapes == TileShapes::kBlocks32) {
+    c.colsb[0] = c.colsb[1] = 32;
+    c.rows[0] = c.rows[1] = kRows;
+    c.colsb[2] = c.colsb[3] = 64;
+    c.rows[2] = c.rows[3] = 8;
+    c.colsb[4] = c.colsb[5] = 64;
+    c.rows[4] = c.rows[5] = kRows;
+  } else {
+    for (int i = 0; i < 8; ++i) {
+      c.colsb[i] = 64;
+      c.rows[i] = kRows;
+    }
+  }
   _tile_loadconfig(&c);
-  configured = true;
+  loaded = static_cast<int>(shapes);
 }
 
 // One block's 16 x 16 integer dots into sums (row-major int32 [16][16]) on
@@ -83,14 +101,15 @@ static inline __m512 Halves16(const uint8_t* g0, const uint8_t* g1, int off) {
   return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1));
 }
 
-// The common part of the panel TileFns: configures this thread's tiles,
-// finds the pair's groups (g1 null when nr <= 8: one group) and calls
+// The common part of the panel TileFns: configures this thread's tiles
+// (`shapes`), finds the pair's groups (g1 null when nr <= 8: one group) and calls
 // tile(rows, g0, g1, qs) with rows = std::integral_constant<int, 8 or 16>,
 // the panel rows the call's float steps cover (nc <= rows).
 template <typename Tile>
 static inline void WithPanelRows(const void* w, size_t w_stride, int nr, const void* panel,
-                                 int nc, Tile&& tile) {
-  ConfigureTiles();
+                                 int nc, Tile&& tile,
+                                 TileShapes shapes = TileShapes::kBlocks32) {
+  ConfigureTiles(shapes);
   const uint8_t* g0 = static_cast<const uint8_t*>(w);
   const uint8_t* g1 = nr > 8 ? g0 + 8 * w_stride : nullptr;
   const int8_t* qs = static_cast<const int8_t*>(panel);

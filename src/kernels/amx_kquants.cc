@@ -1,7 +1,7 @@
-// The AMX table's panel path for IQ4_XS, Q4_K and Q5_K against Q8_K
-// activations (amx_panels.cc has the frame: two x8 groups against a panel
-// of 16 rows per call, blocks in flight on the tile unit and the vector
-// ports). Compiled like amx_panels.cc.
+// The AMX table's panel path for IQ4_XS against Q8_K activations (Q4_K
+// and Q5_K: amx_q45k.cc; amx_panels.cc has the frame: two x8 groups
+// against a panel of 16 rows per call, blocks in flight on the tile unit
+// and the vector ports). Compiled like amx_panels.cc.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -166,173 +166,6 @@ void PanelTileIQ4XS(int64_t k, const void* w, size_t w_stride, int nr, const voi
   });
 }
 
-// ---- Q4_K and Q5_K against Q8_K activations ----
-//
-// Per chunk c (64 elements) of a super-block, one TDPBSUD per sub-block
-// (2c: the codes' low nibbles, 2c + 1: the high ones, Q5_K's 5th bits or-ed
-// in as the VNNI tile does) gives the exact integer dots the VNNI tile
-// (x8_vnni_impl.h, TileQ4K) sums with vpdpbusd; times the sub-block's
-// scale (vpmulld) they add into isum, and per super-block the mins' integer
-// part (Q4KScaledMins' madds, here on 16 weight rows) and the float steps
-// of Q4KFinishBlock follow lane for lane: the VNNI tile's bits.
-
-// Panel layout for 16 Q8_K rows (nb super-blocks): the IQ4_XS panel's
-// qs[8 nb][16][32] | dx[nb][16], then per super-block and row the four
-// int16 pairs (asum of sub-blocks 2p, 2p + 1) Q4KScaledMins broadcasts:
-// pairs[nb][16][4] int32.
-constexpr int64_t kQ4KPanelBytesPerBlock = kKPanelBytesPerBlock + 256;
-static_assert(kKPanelStrideRows * 292 >= kQ4KPanelBytesPerBlock);
-
-void PackPanelQ8KPairs(const void* xq, size_t xq_stride, int nrows, int64_t k, void* panel) {
-  const int64_t nb = k / kQK_K;
-  PackPanelQ8K(xq, xq_stride, nrows, k, panel);  // zeroes and fills its part
-  uint32_t* pairs = reinterpret_cast<uint32_t*>(static_cast<char*>(panel) + nb * kKPanelBytesPerBlock);
-  std::memset(pairs, 0, static_cast<size_t>(nb * (kQ4KPanelBytesPerBlock - kKPanelBytesPerBlock)));
-  for (int r = 0; r < nrows; ++r) {
-    const BlockQ8_K* xb =
-        reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + r * xq_stride);
-    for (int64_t b = 0; b < nb; ++b) {
-      const int16_t* bs = xb[b].bsums;
-      for (int p = 0; p < 4; ++p) {
-        const uint32_t lo = static_cast<uint16_t>(bs[4 * p] + bs[4 * p + 1]);
-        const uint32_t hi = static_cast<uint16_t>(bs[4 * p + 2] + bs[4 * p + 3]);
-        pairs[(b * kRows + r) * 4 + p] = lo | (hi << 16);
-      }
-    }
-  }
-}
-
-// Chunk c's codes of a Q4_K / Q5_K group super-block as two B tile halves:
-// u0 (sub-block 2c) and u1 (2c + 1), row j = vector j's low / high codes.
-template <bool kQ5>
-static inline void Q45KCodesB(const uint8_t* gb, int c, uint8_t* u0, uint8_t* u1) {
-  __m256i h_lo, h_hi;
-  avx2::Q45KChunkHigh<kQ5>(gb, c, &h_lo, &h_hi);
-#pragma GCC unroll 8
-  for (int j = 0; j < 8; ++j) {
-    __m256i lo, hi;
-    avx2::Q45KCodes<kQ5>(gb, c, j, h_lo, h_hi, &lo, &hi);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(u0 + 64 * j), lo);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(u1 + 64 * j), hi);
-  }
-}
-
-// 16 weight rows' uint8 values at offset `off` of their group blocks (8 of
-// each group) as int32 lanes.
-static inline __m512i Bytes16(const uint8_t* g0, const uint8_t* g1, int off) {
-  const __m128i b0 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g0 + off));
-  const __m128i b1 =
-      g1 != nullptr ? _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g1 + off)) : b0;
-  return _mm512_cvtepu8_epi32(_mm_unpacklo_epi64(b0, b1));
-}
-
-// Super-block b's steps after its 8 sub-blocks (Q4KFinishBlock's, lane
-// for lane, on 16 weight rows): the mins' integer part from the rows'
-// pairs (PackPanelQ8KPairs), acc += isum * dw * dx and accm += msum * dm *
-// dx (t, tm: acc, accm in L1); isum back to zero.
-template <int R>
-static inline void Q45KFinish(const uint8_t* b0, const uint8_t* b1, const int32_t* pairs,
-                              const float* dx, __m512i* isum, float (*t)[16], float (*tm)[16]) {
-  const __m512 dw = Halves16(b0, b1, 0), dm = Halves16(b0, b1, 16);
-  __m512i mins[4];  // pair p's mins of the 16 rows, as int16 pairs
-  for (int p = 0; p < 4; ++p) {
-    const __m128i m0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + 96 + 16 * p));
-    const __m128i m1 =
-        b1 != nullptr ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1 + 96 + 16 * p)) : m0;
-    mins[p] = _mm512_cvtepu8_epi16(_mm256_inserti128_si256(_mm256_castsi128_si256(m0), m1, 1));
-  }
-#pragma GCC unroll 16
-  for (int m = 0; m < R; ++m) {
-    const int32_t* pr = pairs + m * 4;
-    __m512i msum = _mm512_setzero_si512();
-    for (int p = 0; p < 4; ++p) {
-      msum = _mm512_add_epi32(msum, _mm512_madd_epi16(mins[p], _mm512_set1_epi32(pr[p])));
-    }
-    const __m512 vda = _mm512_set1_ps(dx[m]);
-    _mm512_store_ps(t[m], _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[m]), _mm512_mul_ps(dw, vda),
-                                          _mm512_load_ps(t[m])));
-    _mm512_store_ps(tm[m], _mm512_fmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(dm, vda),
-                                           _mm512_load_ps(tm[m])));
-    isum[m] = _mm512_setzero_si512();
-  }
-}
-
-// Two Q4_K / Q5_K x8 groups (as PairTile) against the first R rows of a
-// Q8_K panel with pairs (PackPanelQ8KPairs).
-template <bool kQ5, int R>
-void PairTileQ45K(int64_t k, const uint8_t* g0, const uint8_t* g1, int nr, const int8_t* qs,
-                  int nc, float* y, size_t y_stride) {
-  constexpr int kGB =
-      kX8Rows * static_cast<int>(kQ5 ? kX8Q5KBlockBytes : kX8Q4KBlockBytes);
-  constexpr int kAheadC = 2;  // chunks the codes run ahead of the float steps
-  const int64_t nb = k / kQK_K, nch = 4 * nb;
-  const float* dx = reinterpret_cast<const float*>(qs + 8 * 512 * nb);
-  const int32_t* pairs =
-      reinterpret_cast<const int32_t*>(reinterpret_cast<const char*>(qs) + nb * kKPanelBytesPerBlock);
-  alignas(64) uint8_t u[4][2][512];
-  alignas(64) int32_t sums[4][2][kRows * 16];
-  if (g1 == nullptr) {
-    for (int i = 0; i < 4; ++i) {
-      for (int h = 0; h < 2; ++h) {
-        for (int j = 0; j < 8; ++j) std::memset(u[i][h] + 64 * j + 32, 0, 32);
-      }
-    }
-  }
-  auto gb_of = [&](const uint8_t* g, int64_t ch) { return g + (ch / 4) * kGB; };
-  auto codes = [&](int64_t ch) {
-    const int c = static_cast<int>(ch % 4);
-    if (c == 0) avx2::PrefetchAhead<kGB, x8_vnni::kTileAhead>(gb_of(g0, ch));
-    Q45KCodesB<kQ5>(gb_of(g0, ch), c, u[ch % 4][0], u[ch % 4][1]);
-    if (g1 != nullptr) {
-      if (c == 0) avx2::PrefetchAhead<kGB, x8_vnni::kTileAhead>(gb_of(g1, ch));
-      Q45KCodesB<kQ5>(gb_of(g1, ch), c, u[ch % 4][0] + 32, u[ch % 4][1] + 32);
-    }
-  };
-  auto dots = [&](int64_t ch) {
-    const int8_t* a = qs + 512 * (2 * ch);
-    WEFT_AMX_BLOCK_DOTS(0, 2, 4, a, u[ch % 4][0], sums[ch % 4][0]);
-    WEFT_AMX_BLOCK_DOTS(1, 3, 5, a + 512, u[ch % 4][1], sums[ch % 4][1]);
-  };
-  alignas(64) float t[R][16] = {};
-  alignas(64) float tm[R][16] = {};
-  __m512i isum[R];
-#pragma GCC unroll 16
-  for (int m = 0; m < R; ++m) isum[m] = _mm512_setzero_si512();
-  for (int64_t ch = 0; ch < std::min<int64_t>(kAheadC, nch); ++ch) codes(ch);
-  dots(0);
-  for (int64_t ch = 0; ch < nch; ++ch) {
-    if (ch + kAheadC < nch) codes(ch + kAheadC);
-    if (ch + 1 < nch) dots(ch + 1);
-    const int64_t b = ch / 4;
-    const int c = static_cast<int>(ch % 4);
-    const uint8_t* b0 = gb_of(g0, ch);
-    const uint8_t* b1 = g1 != nullptr ? gb_of(g1, ch) : nullptr;
-    const __m512i sca = Bytes16(b0, b1, 32 + 16 * c), scb = Bytes16(b0, b1, 40 + 16 * c);
-    const int32_t* s0 = sums[ch % 4][0];
-    const int32_t* s1 = sums[ch % 4][1];
-#pragma GCC unroll 16
-    for (int m = 0; m < R; ++m) {
-      isum[m] = _mm512_add_epi32(
-          isum[m], _mm512_add_epi32(_mm512_mullo_epi32(_mm512_load_si512(s0 + 16 * m), sca),
-                                    _mm512_mullo_epi32(_mm512_load_si512(s1 + 16 * m), scb)));
-    }
-    if (c == 3) Q45KFinish<R>(b0, b1, pairs + b * kRows * 4, dx + b * kRows, isum, t, tm);
-  }
-  for (int m = 0; m < nc; ++m) {
-    _mm512_store_ps(t[m], _mm512_sub_ps(_mm512_load_ps(t[m]), _mm512_load_ps(tm[m])));
-    std::memcpy(y + m * y_stride, t[m], sizeof(float) * nr);
-  }
-}
-
-template <bool kQ5>
-void PanelTileQ45K(int64_t k, const void* w, size_t w_stride, int nr, const void* panel,
-                   size_t /*xq_stride*/, int nc, float* y, size_t y_stride) {
-  WithPanelRows(w, w_stride, nr, panel, nc, [&](auto rows, const uint8_t* g0, const uint8_t* g1,
-                                                const int8_t* qs) {
-    PairTileQ45K<kQ5, decltype(rows)::value>(k, g0, g1, nr, qs, nc, y, y_stride);
-  });
-}
-
 }  // namespace
 
 void FillKQuantPanels(KernelTable* t) {
@@ -343,21 +176,7 @@ void FillKQuantPanels(KernelTable* t) {
   iq4xs.panel_stride_rows = kKPanelStrideRows;
   iq4xs.panel_min_m = kAmxMinM;
   iq4xs.panel_pairs = true;
-  for (WeightFormat f : {WeightFormat::kQ4_K, WeightFormat::kQ5_K}) {
-    MatMulKernel& kern = t->matmul_x8[static_cast<int>(f)];
-    kern.pack_panel = PackPanelQ8KPairs;
-    kern.panel_tile = f == WeightFormat::kQ5_K ? PanelTileQ45K<true> : PanelTileQ45K<false>;
-    kern.panel_rows = kRows;
-    kern.panel_stride_rows = kKPanelStrideRows;
-    kern.panel_min_m = kAmxMinM;
-    // Q4_K's prefill stays on the AVX-512 pair tiles: the two vpmulld per
-    // row and chunk (port 0 only) bound this path, and at M = 512 it lost
-    // (kernels_bench --hot 768 x 2560, quiet, µs, AVX-512 -> AMX: Q4_K M =
-    // 16 130 -> 85, 64 475 -> 405, 128 1000 -> 955, 256 2055 -> 2003, 512
-    // 3860 -> 4430; Q5_K 512 4620 -> 4500, 148 -> 95 at 16).
-    kern.panel_max_m = f == WeightFormat::kQ4_K ? 256 : 0;
-    kern.panel_pairs = true;
-  }
+  FillQ45KPanels(t);  // amx_q45k.cc
 }
 
 }  // namespace weft::kernels::amx

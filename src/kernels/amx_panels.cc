@@ -23,10 +23,11 @@
 // Each call takes two x8 groups (16 weight rows: MatMulKernel::panel_pairs)
 // so that one TDPBSUD fills a 16 x 16 C tile.
 //
-// Tile state: the tiles are configured once per thread (ConfigureTiles)
-// and never released (the OS saves them like any register state). The
-// process must have asked the kernel for the AMX state (isa.cc,
-// RequestAmx) before any thread gets here.
+// Tile state: each thread configures its tiles on its first call and again
+// when a call needs the other shapes (ConfigureTiles), and never releases
+// them (the OS saves them like any register state). The process must have
+// asked the kernel for the AMX state (isa.cc, RequestAmx) before any
+// thread gets here.
 //
 // IQ4_XS takes the same frame per 32-element sub-block (below).
 //
@@ -55,6 +56,9 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace weft::kernels::amx {
+
+thread_local int tls_tile_shapes = -1;
+
 namespace {
 
 // Panel layout for 16 activation rows of k elements (nb = k / 32 blocks):
