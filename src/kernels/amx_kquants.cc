@@ -177,6 +177,7 @@ void FillKQuantPanels(KernelTable* t) {
   iq4xs.panel_min_m = kAmxMinM;
   iq4xs.panel_pairs = true;
   FillQ45KPanels(t);  // amx_q45k.cc
+  FillQ6KPanels(t);   // amx_q6k.cc
 }
 
 }  // namespace weft::kernels::amx

@@ -45,10 +45,13 @@ namespace amx {
 // amx_panels.cc: the AMX panel path of the x8 Q4_0, Q5_0, Q8_0, Q4_1, Q5_1,
 // IQ4_NL entries (over an AVX-512 table's); calls FillKQuantPanels.
 void FillPanels(KernelTable* t);
-// amx_kquants.cc: the same for IQ4_XS; calls FillQ45KPanels.
+// amx_kquants.cc: the same for IQ4_XS; calls FillQ45KPanels and
+// FillQ6KPanels.
 void FillKQuantPanels(KernelTable* t);
 // amx_q45k.cc: the same for Q4_K and Q5_K.
 void FillQ45KPanels(KernelTable* t);
+// amx_q6k.cc: the same for Q6_K and Q3_K.
+void FillQ6KPanels(KernelTable* t);
 
 }  // namespace amx
 }  // namespace weft::kernels

@@ -179,7 +179,8 @@ TEST(MatMulX8Test, NeonSmullAndSdotTiles) {
 }
 #endif
 
-// The AMX table's panel path (amx_panels.cc) gives bitwise the AVX-512
+// The AMX table's panel path (amx_panels.cc, amx_kquants.cc, amx_q45k.cc,
+// amx_q6k.cc) gives bitwise the AVX-512
 // table's results (its x8 tiles and VNNI panels) for every format it
 // takes: odd M around the panel's 16 rows and its lower bound, N with a
 // lone last group, a partial one and an odd group count (the pair calls),
@@ -192,7 +193,7 @@ TEST(MatMulX8Test, AmxPanelsGiveTheVnniTilesBits) {
   uint32_t seed = 7100;
   for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ4_1,
                         GgmlType::kQ5_1, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ4_K,
-                        GgmlType::kQ5_K}) {
+                        GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ3_K}) {
     const bool super = TypeTraits(type).block_size == 256;
     for (int64_t k : super ? std::vector<int64_t>{256, 768} : std::vector<int64_t>{32, 96, 608}) {
       for (int64_t m : {5, 9, 16, 33}) {
