@@ -9,7 +9,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <type_traits>
+#include <vector>
+
+#include "kernels/kernel_table.h"
 
 namespace weft::kernels::amx {
 
@@ -118,6 +122,52 @@ static inline void WithPanelRows(const void* w, size_t w_stride, int nr, const v
   } else {
     tile(std::integral_constant<int, 16>{}, g0, g1, qs);
   }
+}
+
+// n bytes at a 64-byte boundary of *buf (grown to fit): a call's
+// thread-local scratch for a group pair's codes.
+static inline uint8_t* Aligned64(std::vector<uint8_t>* buf, size_t n) {
+  buf->resize(n + 64);
+  return buf->data() + (64 - reinterpret_cast<uintptr_t>(buf->data()) % 64) % 64;
+}
+
+// The panel TileFn frame of the K-quant kernels on the kChunks64 tiles,
+// against all M = nc activation rows (MatMulKernel::panel_all_rows; panels
+// panel_bytes apart): codes_all(g0, g1) makes the group pair's B tiles for
+// every chunk once when there are several panels, and pair(rows, g0, g1,
+// qs, n, y_panel, pre) runs one panel of n rows (pre: those B tiles, or
+// null for a lone panel, which makes its own as it goes).
+template <typename CodesAll, typename Pair>
+static inline void ChunkPanels(const void* w, size_t w_stride, int nr, const void* panel,
+                               size_t panel_bytes, int nc, float* y, size_t y_stride,
+                               CodesAll&& codes_all, Pair&& pair) {
+  const uint8_t* pre = nullptr;
+  if (nc > kRows) {
+    const uint8_t* g0 = static_cast<const uint8_t*>(w);
+    pre = codes_all(g0, nr > 8 ? g0 + 8 * w_stride : nullptr);
+  }
+  for (int c0 = 0; c0 < nc; c0 += kRows) {
+    const int n = std::min(kRows, nc - c0);
+    WithPanelRows(
+        w, w_stride, nr, static_cast<const char*>(panel) + (c0 / kRows) * panel_bytes, n,
+        [&](auto rows, const uint8_t* g0, const uint8_t* g1, const int8_t* qs) {
+          pair(rows, g0, g1, qs, n, y + c0 * y_stride, pre);
+        },
+        TileShapes::kChunks64);
+  }
+}
+
+// Installs a ChunkPanels kernel: two groups and all rows a call, from
+// kAmxMinM rows.
+static inline void SetChunkPanels(MatMulKernel* kern, PackPanelFn pack, TileFn tile,
+                                  int stride_rows) {
+  kern->pack_panel = pack;
+  kern->panel_tile = tile;
+  kern->panel_rows = kRows;
+  kern->panel_stride_rows = stride_rows;
+  kern->panel_min_m = kAmxMinM;
+  kern->panel_pairs = true;
+  kern->panel_all_rows = true;
 }
 
 }  // namespace weft::kernels::amx

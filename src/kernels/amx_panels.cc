@@ -214,8 +214,7 @@ template <X8Fmt F>
 const uint8_t* DecodeAll(int64_t nb, const uint8_t* g0, const uint8_t* g1) {
   constexpr int kGB = kX8GroupBlockBytes<F>;
   thread_local std::vector<uint8_t> buf;
-  buf.resize(static_cast<size_t>(512 * nb + 64));
-  uint8_t* u = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+  uint8_t* u = Aligned64(&buf, static_cast<size_t>(512 * nb));
   for (int64_t b = 0; b < nb; ++b) {
     Codes<F>(g0 + b * kGB, u + 512 * b);
     if (g1 != nullptr) {

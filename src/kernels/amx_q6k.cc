@@ -253,8 +253,7 @@ template <bool kQ3>
 const uint8_t* CodesAll(int64_t nb, const uint8_t* g0, const uint8_t* g1) {
   constexpr int kGB = kGroupBytes<kQ3>;
   thread_local std::vector<uint8_t> buf;
-  buf.resize(static_cast<size_t>(4 * kChunkCodeBytes * nb + 64));
-  uint8_t* out = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+  uint8_t* out = Aligned64(&buf, static_cast<size_t>(4 * kChunkCodeBytes * nb));
   for (int64_t ch = 0; ch < 4 * nb; ++ch) {
     uint8_t* o = out + kChunkCodeBytes * ch;
     if (g1 == nullptr) {
@@ -267,41 +266,25 @@ const uint8_t* CodesAll(int64_t nb, const uint8_t* g0, const uint8_t* g1) {
 }
 
 // TileFn over two consecutive x8 groups against all M = nc activation rows
-// (MatMulKernel::panel_all_rows; panels kPanelStrideRows * xq_stride bytes
-// apart): one panel makes its B tiles as it goes; more share them.
+// (ChunkPanels).
 template <bool kQ3>
 void PanelTile(int64_t k, const void* w, size_t w_stride, int nr, const void* panel,
                size_t xq_stride, int nc, float* y, size_t y_stride) {
-  const uint8_t* pre = nullptr;
-  if (nc > kRows) {
-    const uint8_t* g0 = static_cast<const uint8_t*>(w);
-    pre = CodesAll<kQ3>(k / kQK_K, g0, nr > kX8Rows ? g0 + kX8Rows * w_stride : nullptr);
-  }
-  const size_t panel_bytes = kPanelStrideRows * xq_stride;
-  for (int c0 = 0; c0 < nc; c0 += kRows) {
-    const int n = std::min(kRows, nc - c0);
-    WithPanelRows(
-        w, w_stride, nr, static_cast<const char*>(panel) + (c0 / kRows) * panel_bytes, n,
-        [&](auto rows, const uint8_t* g0, const uint8_t* g1, const int8_t* qs) {
-          PairTile<kQ3, decltype(rows)::value>(k, g0, g1, nr, qs, n, y + c0 * y_stride, y_stride,
-                                               pre);
-        },
-        TileShapes::kChunks64);
-  }
+  ChunkPanels(
+      w, w_stride, nr, panel, kPanelStrideRows * xq_stride, nc, y, y_stride,
+      [&](const uint8_t* g0, const uint8_t* g1) { return CodesAll<kQ3>(k / kQK_K, g0, g1); },
+      [&](auto rows, const uint8_t* g0, const uint8_t* g1, const int8_t* qs, int n, float* yc,
+          const uint8_t* pre) {
+        PairTile<kQ3, decltype(rows)::value>(k, g0, g1, nr, qs, n, yc, y_stride, pre);
+      });
 }
 
 }  // namespace
 
 void FillQ6KPanels(KernelTable* t) {
   for (WeightFormat f : {WeightFormat::kQ6_K, WeightFormat::kQ3_K}) {
-    MatMulKernel& kern = t->matmul_x8[static_cast<int>(f)];
-    kern.pack_panel = PackPanel;
-    kern.panel_tile = f == WeightFormat::kQ3_K ? PanelTile<true> : PanelTile<false>;
-    kern.panel_rows = kRows;
-    kern.panel_stride_rows = kPanelStrideRows;
-    kern.panel_min_m = kAmxMinM;
-    kern.panel_pairs = true;
-    kern.panel_all_rows = true;
+    SetChunkPanels(&t->matmul_x8[static_cast<int>(f)], PackPanel,
+                   f == WeightFormat::kQ3_K ? PanelTile<true> : PanelTile<false>, kPanelStrideRows);
   }
 }
 
