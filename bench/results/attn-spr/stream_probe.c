@@ -1,9 +1,10 @@
-// One core streaming 768 MiB of f16 rows with `work` independent FMAs per
-// 16 converted elements (8 accumulators), with software prefetch `near`
-// bytes ahead into L1 and `far` bytes ahead into L2/L3 (0: none): how much
-// of a core's read rate survives arithmetic like attention's (stop 47,
-// attn-spr.md). Decode attention on the 134M shape does about 4 FMAs'
-// worth of port time per 16 elements.
+// One core streaming 768 MiB of f16 rows, each 16 elements converted to
+// float and fed to WORK independent FMAs (8 accumulators; WORK is read at
+// run time, so the loads and conversions stay even at 0), with software
+// prefetch NEAR bytes ahead into L1 and FAR bytes ahead into L2 (0: none):
+// how much of a core's read rate survives arithmetic like attention's
+// (stop 47, attn-spr.md). Decode attention on the 134M shape does about 4
+// FMAs' worth of port time per 16 elements.
 //
 //   gcc -O2 -march=sapphirerapids -o stream_probe stream_probe.c
 //   ./stream_probe NEAR FAR WORK     (e.g. 1024 0 4; 0 0 0 is a plain read)
@@ -41,7 +42,6 @@ int main(int argc, char** argv) {
       int q = 0;
       for (int l = 0; l < 8; ++l) {
         const __m512 v = _mm512_cvtph_ps(_mm256_load_si256((const __m256i*)(p + i + 32 * l)));
-        a[0] = _mm512_add_ps(a[0], v);
         for (int w = 0; w < work; ++w, ++q) a[q & 7] = _mm512_fmadd_ps(v, c, a[q & 7]);
       }
     }
