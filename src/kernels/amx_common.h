@@ -1,19 +1,23 @@
-// Pieces the AMX panel files share (amx_panels.cc, amx_kquants.cc): the
-// tile configuration, the panel shape and pipeline depths, and the block
-// product macro. Only for files compiled with -mamx-tile -mamx-int8 and the
-// AVX-512 flags; static functions, constants and types only (the rule of
-// kernel_table.h for headers ISA files include).
+// Pieces the AMX panel files share (amx_panels.cc, amx_kquants.cc,
+// amx_q45k.cc, amx_q6k.cc): the tile configuration, the panel shape and
+// pipeline depths, the block product macro, the chunked K-quant panels'
+// layout and frame, and the kernel entries' settings. Only for files
+// compiled with -mamx-tile -mamx-int8 and the AVX-512 flags; static
+// functions, constants and types only (the rule of kernel_table.h for
+// headers ISA files include), plus the one thread_local below.
 #pragma once
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <algorithm>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/kernel_table.h"
+#include "tensor/blocks.h"
 
 namespace weft::kernels::amx {
 
@@ -124,6 +128,46 @@ static inline void WithPanelRows(const void* w, size_t w_stride, int nr, const v
   }
 }
 
+// The chunked K-quant panels (amx_q45k.cc, amx_q6k.cc): 16 Q8_K rows of k
+// elements (nb = k / 256 super-blocks) as
+//   qs[4 nb][16][64] int8 | dx[nb][16] float | extra[nb][16][kExtraBytes]
+// Chunk ch's A tile (64 elements, kChunks64) is qs[ch]: row r holds its 64
+// activations of the chunk. extra(xb, dst) writes a row's kExtraBytes for
+// its Q8_K block xb (the bsum pairs each format's offset or mins need).
+constexpr int64_t kChunkBytes = kRows * 64;
+// A chunked panel's bytes over the smallest Q8_K row stride (292 bytes a
+// block); ChunkPanelBytesPerBlock checks each format's layout fits.
+constexpr int kChunkPanelStrideRows = 16;
+template <int kExtraBytes>
+constexpr int64_t ChunkPanelBytesPerBlock() {
+  constexpr int64_t bytes = 4 * kChunkBytes + 4 * kRows + kRows * kExtraBytes;
+  static_assert(kChunkPanelStrideRows * 292 >= bytes);
+  return bytes;
+}
+
+template <int kExtraBytes, typename Extra>
+static inline void PackChunkPanel(const void* xq, size_t xq_stride, int nrows, int64_t k,
+                                  void* panel, Extra&& extra) {
+  const int64_t nb = k / kQK_K;
+  if (nrows < kRows) {
+    std::memset(panel, 0, static_cast<size_t>(nb * ChunkPanelBytesPerBlock<kExtraBytes>()));
+  }
+  int8_t* qs = static_cast<int8_t*>(panel);
+  float* dx = reinterpret_cast<float*>(qs + 4 * kChunkBytes * nb);
+  uint8_t* ex = reinterpret_cast<uint8_t*>(dx + kRows * nb);
+  for (int r = 0; r < nrows; ++r) {
+    const BlockQ8_K* xb =
+        reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + r * xq_stride);
+    for (int64_t b = 0; b < nb; ++b) {
+      for (int c = 0; c < 4; ++c) {
+        std::memcpy(qs + (b * 4 + c) * kChunkBytes + r * 64, xb[b].qs + 64 * c, 64);
+      }
+      dx[b * kRows + r] = xb[b].d;
+      extra(xb[b], ex + (b * kRows + r) * kExtraBytes);
+    }
+  }
+}
+
 // n bytes at a 64-byte boundary of *buf (grown to fit): a call's
 // thread-local scratch for a group pair's codes.
 static inline uint8_t* Aligned64(std::vector<uint8_t>* buf, size_t n) {
@@ -157,17 +201,17 @@ static inline void ChunkPanels(const void* w, size_t w_stride, int nr, const voi
   }
 }
 
-// Installs a ChunkPanels kernel: two groups and all rows a call, from
-// kAmxMinM rows.
-static inline void SetChunkPanels(MatMulKernel* kern, PackPanelFn pack, TileFn tile,
-                                  int stride_rows) {
+// Installs an AMX panel kernel: two x8 groups a call, from kAmxMinM rows;
+// all_rows: MatMulKernel::panel_all_rows (ChunkPanels' kernels take it).
+static inline void SetAmxPanels(MatMulKernel* kern, PackPanelFn pack, TileFn tile,
+                                int stride_rows, bool all_rows) {
   kern->pack_panel = pack;
   kern->panel_tile = tile;
   kern->panel_rows = kRows;
   kern->panel_stride_rows = stride_rows;
   kern->panel_min_m = kAmxMinM;
   kern->panel_pairs = true;
-  kern->panel_all_rows = true;
+  kern->panel_all_rows = all_rows;
 }
 
 }  // namespace weft::kernels::amx

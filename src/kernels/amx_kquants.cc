@@ -169,13 +169,8 @@ void PanelTileIQ4XS(int64_t k, const void* w, size_t w_stride, int nr, const voi
 }  // namespace
 
 void FillKQuantPanels(KernelTable* t) {
-  MatMulKernel& iq4xs = t->matmul_x8[static_cast<int>(WeightFormat::kIQ4_XS)];
-  iq4xs.pack_panel = PackPanelQ8K;
-  iq4xs.panel_tile = PanelTileIQ4XS;
-  iq4xs.panel_rows = kRows;
-  iq4xs.panel_stride_rows = kKPanelStrideRows;
-  iq4xs.panel_min_m = kAmxMinM;
-  iq4xs.panel_pairs = true;
+  SetAmxPanels(&t->matmul_x8[static_cast<int>(WeightFormat::kIQ4_XS)], PackPanelQ8K,
+               PanelTileIQ4XS, kKPanelStrideRows, /*all_rows=*/false);
   FillQ45KPanels(t);  // amx_q45k.cc
   FillQ6KPanels(t);   // amx_q6k.cc
 }

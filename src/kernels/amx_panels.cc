@@ -267,18 +267,12 @@ void ForEachFormat(Set&& set) {
 
 void FillPanels(KernelTable* t) {
   ForEachFormat([t](WeightFormat f, auto fmt) {
-    MatMulKernel& kern = t->matmul_x8[static_cast<int>(f)];
-    kern.panel_min_m = kAmxMinM;
-    kern.pack_panel = PackPanel;
-    kern.panel_tile = PanelTile<decltype(fmt)::value>;
-    kern.panel_rows = kRows;
-    kern.panel_stride_rows = kPanelStrideRows;
-    kern.panel_pairs = true;
     // Q8_0's codes cost one xor to decode, less than the panels' extra
     // L2 traffic when they stream past each group pair (kernels_bench --hot,
     // 640 x 2048 M = 512, us: Q8_0 2700 -> 2920 all rows a call; Q4_1 2400
     // -> 1835).
-    kern.panel_all_rows = decltype(fmt)::value != X8Fmt::kQ8_0;
+    SetAmxPanels(&t->matmul_x8[static_cast<int>(f)], PackPanel, PanelTile<decltype(fmt)::value>,
+                 kPanelStrideRows, /*all_rows=*/decltype(fmt)::value != X8Fmt::kQ8_0);
   });
   FillKQuantPanels(t);
 }

@@ -43,39 +43,25 @@
 namespace weft::kernels::amx {
 namespace {
 
-// Panel layout for 16 Q8_K rows of k elements (nb = k / 256 super-blocks):
-//   qs[4 nb][16][64] int8 | dx[nb][16] float | pairs[nb][16][4] int32
-// Chunk ch's A tile is qs[ch] (row r: its 64 activations of the chunk);
-// pairs: per super-block and row the four int16 pairs (asum of sub-blocks
-// 2p, 2p + 1) Q4KScaledMins broadcasts.
-constexpr int64_t kChunkBytes = kRows * 64;
-constexpr int64_t kPanelBytesPerBlock = 4 * kChunkBytes + 64 + 256;
-// A panel's bytes over the smallest Q8_K row stride (292 bytes a block).
-constexpr int kPanelStrideRows = 16;
-static_assert(kPanelStrideRows * 292 >= kPanelBytesPerBlock);
+// Panel layout (PackChunkPanel): per super-block and row the four int16
+// pairs (asum of sub-blocks 2p, 2p + 1) Q4KScaledMins broadcasts, as
+// pairs[nb][16][4] int32.
+constexpr int kPairsBytes = 16;
+
+// A row's pairs for its Q8_K block xb.
+static inline void BsumPairs(const BlockQ8_K& xb, uint8_t* dst) {
+  const int16_t* bs = xb.bsums;
+  uint32_t pairs[4];
+  for (int p = 0; p < 4; ++p) {
+    const uint32_t lo = static_cast<uint16_t>(bs[4 * p] + bs[4 * p + 1]);
+    const uint32_t hi = static_cast<uint16_t>(bs[4 * p + 2] + bs[4 * p + 3]);
+    pairs[p] = lo | (hi << 16);
+  }
+  std::memcpy(dst, pairs, sizeof(pairs));
+}
 
 void PackPanel(const void* xq, size_t xq_stride, int nrows, int64_t k, void* panel) {
-  const int64_t nb = k / kQK_K;
-  if (nrows < kRows) std::memset(panel, 0, static_cast<size_t>(nb * kPanelBytesPerBlock));
-  int8_t* qs = static_cast<int8_t*>(panel);
-  float* dx = reinterpret_cast<float*>(qs + 4 * kChunkBytes * nb);
-  uint32_t* pairs = reinterpret_cast<uint32_t*>(dx + kRows * nb);
-  for (int r = 0; r < nrows; ++r) {
-    const BlockQ8_K* xb =
-        reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + r * xq_stride);
-    for (int64_t b = 0; b < nb; ++b) {
-      for (int c = 0; c < 4; ++c) {
-        std::memcpy(qs + (b * 4 + c) * kChunkBytes + r * 64, xb[b].qs + 64 * c, 64);
-      }
-      dx[b * kRows + r] = xb[b].d;
-      const int16_t* bs = xb[b].bsums;
-      for (int p = 0; p < 4; ++p) {
-        const uint32_t lo = static_cast<uint16_t>(bs[4 * p] + bs[4 * p + 1]);
-        const uint32_t hi = static_cast<uint16_t>(bs[4 * p + 2] + bs[4 * p + 3]);
-        pairs[(b * kRows + r) * 4 + p] = lo | (hi << 16);
-      }
-    }
-  }
+  PackChunkPanel<kPairsBytes>(xq, xq_stride, nrows, k, panel, BsumPairs);
 }
 
 // 16 weight rows' uint8 values at offset `off` of their group blocks (8 of
@@ -284,7 +270,7 @@ template <bool kQ5>
 void PanelTile(int64_t k, const void* w, size_t w_stride, int nr, const void* panel,
                size_t xq_stride, int nc, float* y, size_t y_stride) {
   ChunkPanels(
-      w, w_stride, nr, panel, kPanelStrideRows * xq_stride, nc, y, y_stride,
+      w, w_stride, nr, panel, kChunkPanelStrideRows * xq_stride, nc, y, y_stride,
       [&](const uint8_t* g0, const uint8_t* g1) { return ScaleAll<kQ5>(k / kQK_K, g0, g1); },
       [&](auto rows, const uint8_t* g0, const uint8_t* g1, const int8_t* qs, int n, float* yc,
           const uint8_t* pre) {
@@ -296,8 +282,9 @@ void PanelTile(int64_t k, const void* w, size_t w_stride, int nr, const void* pa
 
 void FillQ45KPanels(KernelTable* t) {
   for (WeightFormat f : {WeightFormat::kQ4_K, WeightFormat::kQ5_K}) {
-    SetChunkPanels(&t->matmul_x8[static_cast<int>(f)], PackPanel,
-                   f == WeightFormat::kQ5_K ? PanelTile<true> : PanelTile<false>, kPanelStrideRows);
+    SetAmxPanels(&t->matmul_x8[static_cast<int>(f)], PackPanel,
+                 f == WeightFormat::kQ5_K ? PanelTile<true> : PanelTile<false>,
+                 kChunkPanelStrideRows, /*all_rows=*/true);
   }
 }
 

@@ -43,36 +43,19 @@
 namespace weft::kernels::amx {
 namespace {
 
-// Panel layout for 16 Q8_K rows of k elements (nb = k / 256 super-blocks):
-//   qs[4 nb][16][64] int8 | dx[nb][16] float | bpairs[nb][16][8] int32
-// Chunk ch's A tile is qs[ch]; bpairs: per super-block and row the int16
-// pairs (bsum of sub-block 2p, of 2p + 1) Q6KScaledAsums broadcasts.
-constexpr int64_t kChunkBytes = kRows * 64;
-constexpr int64_t kPanelBytesPerBlock = 4 * kChunkBytes + 64 + 512;
-// A panel's bytes over the smallest Q8_K row stride (292 bytes a block).
-constexpr int kPanelStrideRows = 16;
-static_assert(kPanelStrideRows * 292 >= kPanelBytesPerBlock);
+// Panel layout (PackChunkPanel): per super-block and row the int16 pairs
+// (bsum of sub-block 2p, of 2p + 1) Q6KScaledAsums broadcasts, as
+// bpairs[nb][16][8] int32: the block's bsums as they are.
+constexpr int kBsumsBytes = 32;
 // B tiles a chunk makes: the raw codes, then times each digit.
 constexpr int kTilesPerChunk = 5;
 constexpr int64_t kChunkCodeBytes = kTilesPerChunk * 1024;
 
 void PackPanel(const void* xq, size_t xq_stride, int nrows, int64_t k, void* panel) {
-  const int64_t nb = k / kQK_K;
-  if (nrows < kRows) std::memset(panel, 0, static_cast<size_t>(nb * kPanelBytesPerBlock));
-  int8_t* qs = static_cast<int8_t*>(panel);
-  float* dx = reinterpret_cast<float*>(qs + 4 * kChunkBytes * nb);
-  int32_t* bpairs = reinterpret_cast<int32_t*>(dx + kRows * nb);
-  for (int r = 0; r < nrows; ++r) {
-    const BlockQ8_K* xb =
-        reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(xq) + r * xq_stride);
-    for (int64_t b = 0; b < nb; ++b) {
-      for (int c = 0; c < 4; ++c) {
-        std::memcpy(qs + (b * 4 + c) * kChunkBytes + r * 64, xb[b].qs + 64 * c, 64);
-      }
-      dx[b * kRows + r] = xb[b].d;
-      std::memcpy(bpairs + (b * kRows + r) * 8, xb[b].bsums, 32);
-    }
-  }
+  PackChunkPanel<kBsumsBytes>(xq, xq_stride, nrows, k, panel,
+                              [](const BlockQ8_K& xb, uint8_t* dst) {
+                                std::memcpy(dst, xb.bsums, kBsumsBytes);
+                              });
 }
 
 // The 16 weight rows' int16 scale pairs p (sub-blocks 2p, 2p + 1; int32
@@ -271,7 +254,7 @@ template <bool kQ3>
 void PanelTile(int64_t k, const void* w, size_t w_stride, int nr, const void* panel,
                size_t xq_stride, int nc, float* y, size_t y_stride) {
   ChunkPanels(
-      w, w_stride, nr, panel, kPanelStrideRows * xq_stride, nc, y, y_stride,
+      w, w_stride, nr, panel, kChunkPanelStrideRows * xq_stride, nc, y, y_stride,
       [&](const uint8_t* g0, const uint8_t* g1) { return CodesAll<kQ3>(k / kQK_K, g0, g1); },
       [&](auto rows, const uint8_t* g0, const uint8_t* g1, const int8_t* qs, int n, float* yc,
           const uint8_t* pre) {
@@ -283,8 +266,9 @@ void PanelTile(int64_t k, const void* w, size_t w_stride, int nr, const void* pa
 
 void FillQ6KPanels(KernelTable* t) {
   for (WeightFormat f : {WeightFormat::kQ6_K, WeightFormat::kQ3_K}) {
-    SetChunkPanels(&t->matmul_x8[static_cast<int>(f)], PackPanel,
-                   f == WeightFormat::kQ3_K ? PanelTile<true> : PanelTile<false>, kPanelStrideRows);
+    SetAmxPanels(&t->matmul_x8[static_cast<int>(f)], PackPanel,
+                 f == WeightFormat::kQ3_K ? PanelTile<true> : PanelTile<false>,
+                 kChunkPanelStrideRows, /*all_rows=*/true);
   }
 }
 

@@ -183,7 +183,6 @@ struct MatMulKernel {
   int panel_rows = 0;   // activation rows per panel (<= kMaxTileCols)
   int panel_stride_rows = 0;  // a panel's bytes / xq_stride (>= panel_rows)
   int panel_min_m = 0;  // smallest M that takes the panel path
-  int panel_max_m = 0;  // largest M that takes it (0: no limit)
   // panel_tile takes two consecutive groups a call (nr <= 2 * tile_rows;
   // the second group is read only when nr > tile_rows).
   bool panel_pairs = false;

@@ -236,10 +236,7 @@ ActPlan PlanActivations(Product* prods, int n_live) {
   for (int i = 0; i < n_live; ++i) {
     const Product& p = prods[i];
     const MatMulKernel& kern = *p.kern;
-    if (kern.pack_panel == nullptr || p.m < kern.panel_min_m ||
-        (kern.panel_max_m > 0 && p.m > kern.panel_max_m)) {
-      continue;
-    }
+    if (kern.pack_panel == nullptr || p.m < kern.panel_min_m) continue;
     CHECK(kern.act != ActFormat::kF32 && kern.panel_rows >= 1 &&
           kern.panel_rows <= kMaxTileCols &&
           kern.panel_stride_rows >= kern.panel_rows &&
