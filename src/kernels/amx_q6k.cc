@@ -78,7 +78,8 @@ static inline void DigitCodes(const uint8_t* b0, const uint8_t* b1, int c, uint8
   auto decode = [&](const uint8_t* gb, uint8_t* half) {
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
-      const avx2::Q6KCodes q = kQ3 ? avx2::Q3KDecode(gb, 4 * c + j) : avx2::Q6KDecode(gb, 4 * c + j);
+      const avx2::Q6KCodes q =
+          kQ3 ? avx2::Q3KDecode(gb, 4 * c + j) : avx2::Q6KDecode(gb, 4 * c + j);
       _mm256_store_si256(reinterpret_cast<__m256i*>(half + 64 * (4 * j)), q.c0);
       _mm256_store_si256(reinterpret_cast<__m256i*>(half + 64 * (4 * j + 1)), q.c1);
       _mm256_store_si256(reinterpret_cast<__m256i*>(half + 64 * (4 * j + 2)), q.c2);

@@ -195,7 +195,9 @@ TEST(MatMulX8Test, AmxPanelsGiveTheVnniTilesBits) {
                         GgmlType::kQ5_1, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ4_K,
                         GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ3_K}) {
     const bool super = TypeTraits(type).block_size == 256;
-    for (int64_t k : super ? std::vector<int64_t>{256, 768} : std::vector<int64_t>{32, 64, 96, 608}) {
+    const std::vector<int64_t> ks =
+        super ? std::vector<int64_t>{256, 768} : std::vector<int64_t>{32, 64, 96, 608};
+    for (int64_t k : ks) {
       for (int64_t m : {5, 9, 16, 33}) {
         for (int64_t n : {5, 16, 29, 67}) {
           Problem p = MakeProblem(type, m, n, k, seed++);
