@@ -72,6 +72,41 @@ int64_t AttentionScratchFloats(const ModelConfig& c) {
 
 namespace {
 
+// The cached rows of one task's slice, keys [j0, j1): its blocks of
+// kTileRows positions are read in order, every kv head of a block before
+// the next block, so the rows (all heads of a position side by side) are
+// read each once. The rows one block ahead are prefetched a share at a
+// time before each kv head's call (line l of a row before head k0 + l %
+// nk), so the prefetches are spread over the block's work instead of one
+// burst that fills the fill buffers and stalls it (attention_bench ctx
+// 2,000, B=16, 1 thread: 93 -> 84 ms). One block ahead: farther measured
+// no faster on a 2-core Xeon whose L2 streamer already follows the rows.
+// The last block of the keys prefetches the first values, and the last
+// of the values the next slice's first keys (the slice a thread usually
+// runs next), so no pass starts on a cold block (attention_bench, ctx
+// 1,000-4,000, 2 threads: B=16 -3 to -4%, one sequence from memory -2%).
+struct SliceRows {
+  KvRowMap map;
+  int32_t j0, j1;      // this slice's keys
+  int32_t next_end;    // the next slice's first keys end here (<= its end)
+
+  // The row `at` positions past j0 in reading order: this pass's (keys or
+  // values) within the slice, then the next pass's first ones (the values
+  // of j0 .., or the keys of j1 ..); null past them.
+  const uint8_t* Ahead(bool key, int64_t at) const {
+    const int64_t span = j1 - j0;
+    if (at < span) {
+      const int32_t p = j0 + static_cast<int32_t>(at);
+      return key ? map.Key(p) : map.Value(p);
+    }
+    // The next pass: the values from j0, or the next slice's keys from j1.
+    const int32_t p = (key ? j0 : j1) + static_cast<int32_t>(at - span);
+    const int32_t end = key ? std::min(j1, j0 + static_cast<int32_t>(kTileRows)) : next_end;
+    if (p >= end) return nullptr;
+    return key ? map.Value(p) : map.Key(p);
+  }
+};
+
 // Per calling thread, reused across calls: the plan's groups and tasks
 // (group, context slice), the partials, and each group's count of
 // unfinished tasks. (Tasks run on pool threads: they reach these through
@@ -258,32 +293,24 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   const int64_t row_stride = g.n_slices * stride_;
   auto part = [&](int64_t kvh) { return b_.parts.data() + g.part + (kvh - g.k0) * nr * row_stride; };
   // Blocks of kTileRows positions, every kv head of a block before the
-  // next block: the cached rows (all heads of a position side by side) are
-  // read in order, each once, and the rows kAhead positions ahead are
-  // prefetched a share at a time before each kv head's call (line l of a
-  // row before head k0 + l % nk), so the prefetches are spread over the
-  // block's work instead of one burst that fills the fill buffers and
-  // stalls it (attention_bench ctx 2,000, B=16, 1 thread: 93 -> 84 ms).
-  // One block ahead: farther measured no faster on a 2-core Xeon whose L2
-  // streamer already follows the rows.
+  // next block (SliceRows: the reads and the prefetch order).
   // call(kvh, b, n, rows): rows = kv head kvh's part of positions b .. b+n
   // of the slice, as HeadRows gives them.
-  constexpr int64_t kAhead = kTileRows;
-  const KvRowMap map = cache_.RowMap(layer_, seq);
+  const SliceRows sr{cache_.RowMap(layer_, seq), j0, j1,
+                     std::min<int32_t>(g.hi + 1, j1 + static_cast<int32_t>(kTileRows))};
   const int64_t nk_heads = g.k1 - g.k0;
   auto each_block = [&](bool key, auto&& call) {
-    const int64_t row_lines = ((key ? map.k_row : map.v_row) + 63) / 64;
-    auto data = [&](int32_t p) { return key ? map.Key(p) : map.Value(p); };
+    const int64_t row_lines = ((key ? sr.map.k_row : sr.map.v_row) + 63) / 64;
+    auto data = [&](int32_t p) { return key ? sr.map.Key(p) : sr.map.Value(p); };
     const void* rows[kTileRows];
     const uint8_t* base[kTileRows];
     for (int64_t b = 0; b < span; b += kTileRows) {
       const int64_t n = std::min(kTileRows, span - b);
       for (int64_t j = 0; j < n; ++j) base[j] = data(j0 + static_cast<int32_t>(b + j));
-      // Positions of the next block that exist in this slice.
-      const int64_t ahead_n = std::min(n, span - b - kAhead);
       for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-        for (int64_t j = 0; j < ahead_n; ++j) {
-          const uint8_t* ahead = data(j0 + static_cast<int32_t>(b + kAhead + j));
+        for (int64_t j = 0; j < kTileRows; ++j) {
+          const uint8_t* ahead = sr.Ahead(key, b + kTileRows + j);
+          if (ahead == nullptr) break;
           for (int64_t l = kvh - g.k0; l < row_lines; l += nk_heads) {
             __builtin_prefetch(ahead + l * 64, 0, 3);
           }
