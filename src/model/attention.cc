@@ -87,23 +87,20 @@ namespace {
 // 1,000-4,000, 2 threads: B=16 -3 to -4%, one sequence from memory -2%).
 struct SliceRows {
   KvRowMap map;
-  int32_t j0, j1;      // this slice's keys
-  int32_t next_end;    // the next slice's first keys end here (<= its end)
+  int32_t j0, j1;  // this slice's keys
+  int32_t hi;      // the group's last key (the next slice's keys end there)
 
+  const uint8_t* Row(bool key, int32_t p) const { return key ? map.Key(p) : map.Value(p); }
   // The row `at` positions past j0 in reading order: this pass's (keys or
-  // values) within the slice, then the next pass's first ones (the values
-  // of j0 .., or the keys of j1 ..); null past them.
+  // values) within the slice, then the next pass's first block (the values
+  // from j0, or the next slice's keys from j1); null past them.
   const uint8_t* Ahead(bool key, int64_t at) const {
     const int64_t span = j1 - j0;
-    if (at < span) {
-      const int32_t p = j0 + static_cast<int32_t>(at);
-      return key ? map.Key(p) : map.Value(p);
-    }
-    // The next pass: the values from j0, or the next slice's keys from j1.
-    const int32_t p = (key ? j0 : j1) + static_cast<int32_t>(at - span);
-    const int32_t end = key ? std::min(j1, j0 + static_cast<int32_t>(kTileRows)) : next_end;
-    if (p >= end) return nullptr;
-    return key ? map.Value(p) : map.Key(p);
+    if (at < span) return Row(key, j0 + static_cast<int32_t>(at));
+    const int32_t first = key ? j0 : j1;
+    const int32_t p = first + static_cast<int32_t>(at - span);
+    const int32_t end = std::min(key ? j1 : hi + 1, first + static_cast<int32_t>(kTileRows));
+    return p < end ? Row(!key, p) : nullptr;
   }
 };
 
@@ -296,23 +293,25 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   // next block (SliceRows: the reads and the prefetch order).
   // call(kvh, b, n, rows): rows = kv head kvh's part of positions b .. b+n
   // of the slice, as HeadRows gives them.
-  const SliceRows sr{cache_.RowMap(layer_, seq), j0, j1,
-                     std::min<int32_t>(g.hi + 1, j1 + static_cast<int32_t>(kTileRows))};
+  const SliceRows sr{cache_.RowMap(layer_, seq), j0, j1, g.hi};
   const int64_t nk_heads = g.k1 - g.k0;
   auto each_block = [&](bool key, auto&& call) {
     const int64_t row_lines = ((key ? sr.map.k_row : sr.map.v_row) + 63) / 64;
-    auto data = [&](int32_t p) { return key ? sr.map.Key(p) : sr.map.Value(p); };
     const void* rows[kTileRows];
     const uint8_t* base[kTileRows];
+    const uint8_t* next[kTileRows];  // the block after, in reading order
     for (int64_t b = 0; b < span; b += kTileRows) {
       const int64_t n = std::min(kTileRows, span - b);
-      for (int64_t j = 0; j < n; ++j) base[j] = data(j0 + static_cast<int32_t>(b + j));
+      for (int64_t j = 0; j < n; ++j) base[j] = sr.Row(key, j0 + static_cast<int32_t>(b + j));
+      int64_t n_next = 0;
+      for (; n_next < kTileRows; ++n_next) {
+        next[n_next] = sr.Ahead(key, b + kTileRows + n_next);
+        if (next[n_next] == nullptr) break;
+      }
       for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-        for (int64_t j = 0; j < kTileRows; ++j) {
-          const uint8_t* ahead = sr.Ahead(key, b + kTileRows + j);
-          if (ahead == nullptr) break;
+        for (int64_t j = 0; j < n_next; ++j) {
           for (int64_t l = kvh - g.k0; l < row_lines; l += nk_heads) {
-            __builtin_prefetch(ahead + l * 64, 0, 3);
+            __builtin_prefetch(next[j] + l * 64, 0, 3);
           }
         }
         HeadRows(base, n, kvh, key ? hd_ : hdv_, sc.tile, rows);
