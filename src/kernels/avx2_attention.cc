@@ -42,18 +42,25 @@ static inline __m256 Reduce8(const __m256* a) {
                        _mm256_permute2f128_ps(u0, u1, 0x31));
 }
 
-// Lane p: q . k[p] over elements [0, n8) (n8 a multiple of 8), one
-// accumulator per position.
+// Bytes of a row an 8-element step reads.
 template <typename K>
-static inline __m256 Dot8(const float* q, const K* const* k, int64_t n8) {
+constexpr int64_t kStep = 8 * int64_t{sizeof(K)};
+
+// Lane p: q . k[p] over elements [0, n8) (n8 a multiple of 8), one
+// accumulator per position; prefetches ahead[p] (null: none).
+template <typename K>
+static inline __m256 Dot8(const float* q, const K* const* k, const void* const* ahead,
+                          int64_t n8) {
   __m256 a[8];
 #pragma GCC unroll 8
   for (int p = 0; p < 8; ++p) a[p] = _mm256_setzero_ps();
   for (int64_t i = 0; i < n8; i += 8) {
     const __m256 qv = _mm256_loadu_ps(q + i);
 #pragma GCC unroll 8
-    for (int p = 0; p < 8; ++p)
+    for (int p = 0; p < 8; ++p) {
+      if (ahead != nullptr) PrefetchSpan<kStep<K>>(ahead[p], i * int64_t{sizeof(K)});
       a[p] = _mm256_fmadd_ps(qv, Load8(k[p] + i), a[p]);
+    }
   }
   return Reduce8(a);
 }
@@ -82,10 +89,11 @@ static inline __m128 Reduce4(const __m256* a) {
 // key vector converted once and used by every row (no tile): acc[r][p]
 // gets exactly Dot8's multiply-adds for (r, p) in the same order, reduced
 // by Reduce8's tree; then Scores' scalar tail and scale. Writes the first
-// pn lanes of row r at out + r * os.
+// pn lanes of row r at out + r * os. Prefetches ahead[p] (null: none).
 template <int R, typename K>
-static inline void DotRows4(const float* q, int64_t qs, const K* const* k, int64_t n,
-                            int64_t n8, float scale, float* out, int64_t os, int64_t pn) {
+static inline void DotRows4(const float* q, int64_t qs, const K* const* k,
+                            const void* const* ahead, int64_t n, int64_t n8, float scale,
+                            float* out, int64_t os, int64_t pn) {
   __m256 acc[R][4];
   for (int r = 0; r < R; ++r) {
     for (int p = 0; p < 4; ++p) acc[r][p] = _mm256_setzero_ps();
@@ -93,6 +101,7 @@ static inline void DotRows4(const float* q, int64_t qs, const K* const* k, int64
   for (int64_t i = 0; i < n8; i += 8) {
 #pragma GCC unroll 4
     for (int p = 0; p < 4; ++p) {
+      if (ahead != nullptr) PrefetchSpan<kStep<K>>(ahead[p], i * int64_t{sizeof(K)});
       const __m256 kv = Load8(k[p] + i);
 #pragma GCC unroll 3
       for (int r = 0; r < R; ++r) {
@@ -117,19 +126,24 @@ static inline void DotRows4(const float* q, int64_t qs, const K* const* k, int64
 // Scores of 2 or 3 rows (a decode token's GQA group) without a tile, 4
 // positions at a time (12 accumulators fit the 16 registers).
 template <typename K>
-void ScoresFew(const float* q, int64_t qs, int nr, const void* const* rows, int64_t np,
-               int64_t n, float scale, float* out, int64_t os) {
+void ScoresFew(const float* q, int64_t qs, int nr, const void* const* rows,
+               const void* const* ahead, int64_t np, int64_t n, float scale, float* out,
+               int64_t os) {
   const int64_t n8 = n & ~int64_t{7};
   for (int64_t p0 = 0; p0 < np; p0 += 4) {
     const int64_t pn = std::min<int64_t>(4, np - p0);
     const K* k[4];
+    const void* ah[4];
     for (int p = 0; p < 4; ++p) {
-      k[p] = static_cast<const K*>(rows[p0 + std::min<int64_t>(p, pn - 1)]);
+      const int64_t j = p0 + std::min<int64_t>(p, pn - 1);
+      k[p] = static_cast<const K*>(rows[j]);
+      ah[p] = ahead != nullptr ? ahead[j] : nullptr;
     }
+    const void* const* a = ahead != nullptr ? ah : nullptr;
     if (nr == 2) {
-      DotRows4<2>(q, qs, k, n, n8, scale, out + p0, os, pn);
+      DotRows4<2>(q, qs, k, a, n, n8, scale, out + p0, os, pn);
     } else {
-      DotRows4<3>(q, qs, k, n, n8, scale, out + p0, os, pn);
+      DotRows4<3>(q, qs, k, a, n, n8, scale, out + p0, os, pn);
     }
   }
 }
@@ -141,13 +155,14 @@ constexpr int64_t kTileMaxDim = 512;
 
 // 8 positions at a time (a short last block repeats its last row and
 // drops the extra lanes); each query row against the block's rows, which
-// stay in L1 across the rows. The caller prefetches the rows
-// (model/attention.cc, which knows the cache's layout).
+// stay in L1 across the rows; the first row's pass (or the tile's
+// conversion) prefetches `ahead`.
 template <typename K>
 void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
-            int64_t np, int64_t n, float scale, float* out, int64_t os) {
+            const void* const* ahead, int64_t np, int64_t n, float scale, float* out,
+            int64_t os) {
   if (nr == 2 || nr == 3) {
-    ScoresFew<K>(q, qs, nr, rows, np, n, scale, out, os);
+    ScoresFew<K>(q, qs, nr, rows, ahead, np, n, scale, out, os);
     return;
   }
   const int64_t n8 = n & ~int64_t{7};
@@ -156,21 +171,30 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
   for (int64_t p0 = 0; p0 < np; p0 += 8) {
     const int64_t pn = std::min<int64_t>(8, np - p0);
     const K* k[8];
-    for (int p = 0; p < 8; ++p)
-      k[p] = static_cast<const K*>(rows[p0 + std::min<int64_t>(p, pn - 1)]);
-    const float* kt[8];
+    const void* ah[8];
+    for (int p = 0; p < 8; ++p) {
+      const int64_t j = p0 + std::min<int64_t>(p, pn - 1);
+      k[p] = static_cast<const K*>(rows[j]);
+      ah[p] = ahead != nullptr ? ahead[j] : nullptr;
+    }
+    const void* const* a = ahead != nullptr ? ah : nullptr;
+    const float* kt[8] = {};
     if (use_tile) {
       for (int p = 0; p < 8; ++p) {
         float* dst = tile + p * n;
         int64_t i = 0;
-        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, Load8(k[p] + i));
+        for (; i + 8 <= n; i += 8) {
+          if (a != nullptr) PrefetchSpan<kStep<K>>(a[p], i * int64_t{sizeof(K)});
+          _mm256_storeu_ps(dst + i, Load8(k[p] + i));
+        }
         for (; i < n; ++i) dst[i] = Scalar(k[p][i]);
         kt[p] = dst;
       }
     }
     for (int r = 0; r < nr; ++r) {
       const float* qr = q + r * qs;
-      const __m256 s = use_tile ? Dot8<float>(qr, kt, n8) : Dot8<K>(qr, k, n8);
+      const __m256 s = use_tile ? Dot8<float>(qr, kt, nullptr, n8)
+                                : Dot8<K>(qr, k, r == 0 ? a : nullptr, n8);
       float* o = out + r * os + p0;
       if (n8 == n && pn == 8) {
         _mm256_storeu_ps(o, _mm256_mul_ps(s, _mm256_set1_ps(scale)));
@@ -198,12 +222,14 @@ struct Ops8 {
   static V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   // R rows over n columns: WsumBlock's blocks, then the tail.
   template <int R, typename K>
-  static void Rows(const void* const* rows, int64_t np, const float* alpha, int64_t as,
-                   int64_t n, float* y, int64_t ys) {
+  static void Rows(const void* const* rows, const void* const* ahead, int64_t np,
+                   const float* alpha, int64_t as, int64_t n, float* y, int64_t ys) {
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) WsumBlock<Ops8, R, 2, K>(rows, np, alpha, as, i, 0, y, ys);
+    for (; i + 16 <= n; i += 16) {
+      WsumBlock<Ops8, R, 2, K>(rows, ahead, np, alpha, as, i, 0, y, ys);
+    }
     if (i + 8 <= n) {
-      WsumBlock<Ops8, R, 1, K>(rows, np, alpha, as, i, 0, y, ys);
+      WsumBlock<Ops8, R, 1, K>(rows, ahead, np, alpha, as, i, 0, y, ys);
       i += 8;
     }
     for (int r = 0; r < R; ++r) {
@@ -238,7 +264,7 @@ float Dot(const float* a, const K* b, int64_t n) {
 template <typename K>
 void Axpy(float alpha, const K* x, float* y, int64_t n) {
   const void* row = x;
-  Ops8::Rows<1, K>(&row, 1, &alpha, 0, n, y, 0);
+  Ops8::Rows<1, K>(&row, nullptr, 1, &alpha, 0, n, y, 0);
 }
 
 }  // namespace

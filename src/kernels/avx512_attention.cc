@@ -71,9 +71,11 @@ static inline __mmask16 TailMask(int64_t n) {
   return static_cast<__mmask16>((1u << n) - 1);
 }
 
-// Lane p: q . k[p] over n elements.
+// Lane p: q . k[p] over n elements, prefetching ahead[p] (null: none).
 template <typename K>
-[[gnu::always_inline]] static inline __m512 Dot16(const float* q, const K* const* k, int64_t n) {
+[[gnu::always_inline]] static inline __m512 Dot16(const float* q, const K* const* k,
+                                                 const void* const* ahead, int64_t n) {
+  constexpr int64_t kStep = 16 * int64_t{sizeof(K)};  // bytes of a row per step
   __m512 a[16];
 #pragma GCC unroll 16
   for (int p = 0; p < 16; ++p) a[p] = _mm512_setzero_ps();
@@ -81,7 +83,10 @@ template <typename K>
   for (; i + 16 <= n; i += 16) {
     const __m512 qv = _mm512_loadu_ps(q + i);
 #pragma GCC unroll 16
-    for (int p = 0; p < 16; ++p) a[p] = _mm512_fmadd_ps(qv, Load16(k[p] + i, 0xFFFF), a[p]);
+    for (int p = 0; p < 16; ++p) {
+      if (ahead != nullptr) PrefetchSpan<kStep>(ahead[p], i * int64_t{sizeof(K)});
+      a[p] = _mm512_fmadd_ps(qv, Load16(k[p] + i, 0xFFFF), a[p]);
+    }
   }
   if (i < n) {
     const __mmask16 m = TailMask(n - i);
@@ -122,11 +127,14 @@ template <typename K>
 // once and used by every row (no tile): acc[r][p] gets exactly Dot16's
 // multiply-adds for (r, p), in the same order, and the reduction is
 // Reduce16's tree, so every score is bitwise Scores' one. Stores the
-// lanes in `keep`, times the scale, at out + r * os.
+// lanes in `keep`, times the scale, at out + r * os. Prefetches ahead[p]
+// (null: none) as it reads k[p].
 template <int R, int P, typename K>
 [[gnu::always_inline]] static inline void DotRows(const float* q, int64_t qs, const K* const* k,
-                                                 int64_t n, float scale, float* out, int64_t os,
+                                                 const void* const* ahead, int64_t n,
+                                                 float scale, float* out, int64_t os,
                                                  __mmask16 keep) {
+  constexpr int64_t kStep = 16 * int64_t{sizeof(K)};
   static_assert(P == 4 || P == 8);
   __m512 acc[R][P];
 #pragma GCC unroll 4
@@ -137,6 +145,7 @@ template <int R, int P, typename K>
   auto step = [&](int64_t i, __mmask16 m) {
 #pragma GCC unroll 8
     for (int p = 0; p < P; ++p) {
+      if (ahead != nullptr) PrefetchSpan<kStep>(ahead[p], i * int64_t{sizeof(K)});
       const __m512 kv = Load16(k[p] + i, m);
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {
@@ -164,21 +173,26 @@ constexpr int kFewRows = 4;
 // (4 for 4 rows, which would not fit the registers), a short last group
 // repeating its last row and dropping the extra lanes.
 template <typename K>
-void ScoresFew(const float* q, int64_t qs, int nr, const void* const* rows, int64_t np,
-               int64_t n, float scale, float* out, int64_t os) {
+void ScoresFew(const float* q, int64_t qs, int nr, const void* const* rows,
+               const void* const* ahead, int64_t np, int64_t n, float scale, float* out,
+               int64_t os) {
   const int64_t P = nr == 4 ? 4 : 8;
   for (int64_t p0 = 0; p0 < np; p0 += P) {
     const int64_t pn = std::min<int64_t>(P, np - p0);
     const K* k[8];
+    const void* ah[8];
     for (int p = 0; p < P; ++p) {
-      k[p] = static_cast<const K*>(rows[p0 + std::min<int64_t>(p, pn - 1)]);
+      const int64_t j = p0 + std::min<int64_t>(p, pn - 1);
+      k[p] = static_cast<const K*>(rows[j]);
+      ah[p] = ahead != nullptr ? ahead[j] : nullptr;
     }
+    const void* const* a = ahead != nullptr ? ah : nullptr;
     const __mmask16 keep = TailMask(pn);
     switch (nr) {
-      case 1: DotRows<1, 8>(q, qs, k, n, scale, out + p0, os, keep); break;
-      case 2: DotRows<2, 8>(q, qs, k, n, scale, out + p0, os, keep); break;
-      case 3: DotRows<3, 8>(q, qs, k, n, scale, out + p0, os, keep); break;
-      default: DotRows<4, 4>(q, qs, k, n, scale, out + p0, os, keep); break;
+      case 1: DotRows<1, 8>(q, qs, k, a, n, scale, out + p0, os, keep); break;
+      case 2: DotRows<2, 8>(q, qs, k, a, n, scale, out + p0, os, keep); break;
+      case 3: DotRows<3, 8>(q, qs, k, a, n, scale, out + p0, os, keep); break;
+      default: DotRows<4, 4>(q, qs, k, a, n, scale, out + p0, os, keep); break;
     }
   }
 }
@@ -189,14 +203,17 @@ constexpr int64_t kTileMaxDim = 512;
 
 // 16 positions at a time (a short last block repeats its last row and
 // drops the extra lanes); each query row against the block's rows, which
-// stay in L1 across the rows. The caller prefetches the rows.
+// stay in L1 across the rows; the first row's pass (or the tile's
+// conversion) prefetches `ahead`.
 template <typename K>
-void Scores(const float* q, int64_t qs, int nr, const void* const* rows, int64_t np,
-            int64_t n, float scale, float* out, int64_t os) {
+void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
+            const void* const* ahead, int64_t np, int64_t n, float scale, float* out,
+            int64_t os) {
   if (nr > 1 && nr <= kFewRows) {
-    ScoresFew<K>(q, qs, nr, rows, np, n, scale, out, os);
+    ScoresFew<K>(q, qs, nr, rows, ahead, np, n, scale, out, os);
     return;
   }
+  constexpr int64_t kStep = 16 * int64_t{sizeof(K)};
   const int64_t n16 = (n + 15) & ~int64_t{15};
   alignas(64) float tile[16 * kTileMaxDim];
   const bool use_tile = !std::is_same_v<K, float> && nr > 1 && n16 <= kTileMaxDim;
@@ -204,26 +221,31 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows, int64_t
   for (int64_t p0 = 0; p0 < np; p0 += 16) {
     const int64_t pn = std::min<int64_t>(16, np - p0);
     const K* k[16];
+    const void* ah[16];
     for (int p = 0; p < 16; ++p) {
-      k[p] = static_cast<const K*>(rows[p0 + std::min<int64_t>(p, pn - 1)]);
+      const int64_t j = p0 + std::min<int64_t>(p, pn - 1);
+      k[p] = static_cast<const K*>(rows[j]);
+      ah[p] = ahead != nullptr ? ahead[j] : nullptr;
     }
+    const void* const* a = ahead != nullptr ? ah : nullptr;
     const __mmask16 keep = TailMask(pn);
     if (use_tile) {
       const float* kt[16];
       for (int p = 0; p < 16; ++p) {
         float* dst = tile + p * n16;
         for (int64_t i = 0; i < n16; i += 16) {
+          if (a != nullptr) PrefetchSpan<kStep>(a[p], i * int64_t{sizeof(K)});
           _mm512_store_ps(dst + i, Load16(k[p] + i, i + 16 <= n ? 0xFFFF : TailMask(n - i)));
         }
         kt[p] = dst;
       }
       for (int r = 0; r < nr; ++r) {
-        const __m512 s = _mm512_mul_ps(Dot16<float>(q + r * qs, kt, n), vscale);
+        const __m512 s = _mm512_mul_ps(Dot16<float>(q + r * qs, kt, nullptr, n), vscale);
         _mm512_mask_storeu_ps(out + r * os + p0, keep, s);
       }
     } else {
       for (int r = 0; r < nr; ++r) {
-        const __m512 s = _mm512_mul_ps(Dot16<K>(q + r * qs, k, n), vscale);
+        const __m512 s = _mm512_mul_ps(Dot16<K>(q + r * qs, k, r == 0 ? a : nullptr, n), vscale);
         _mm512_mask_storeu_ps(out + r * os + p0, keep, s);
       }
     }
@@ -244,16 +266,18 @@ struct Ops16 {
   [[gnu::always_inline]] static V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   // R rows over n columns: WsumBlock's blocks, then the tail.
   template <int R, typename K>
-  static void Rows(const void* const* rows, int64_t np, const float* alpha, int64_t as,
-                   int64_t n, float* y, int64_t ys) {
+  static void Rows(const void* const* rows, const void* const* ahead, int64_t np,
+                   const float* alpha, int64_t as, int64_t n, float* y, int64_t ys) {
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
-      WsumBlock<Ops16, R, 4, K>(rows, np, alpha, as, i, 0xFFFF, y, ys);
+      WsumBlock<Ops16, R, 4, K>(rows, ahead, np, alpha, as, i, 0xFFFF, y, ys);
     }
     for (; i + 16 <= n; i += 16) {
-      WsumBlock<Ops16, R, 1, K>(rows, np, alpha, as, i, 0xFFFF, y, ys);
+      WsumBlock<Ops16, R, 1, K>(rows, ahead, np, alpha, as, i, 0xFFFF, y, ys);
     }
-    if (i < n) WsumBlock<Ops16, R, 1, K>(rows, np, alpha, as, i, TailMask(n - i), y, ys);
+    if (i < n) {
+      WsumBlock<Ops16, R, 1, K>(rows, ahead, np, alpha, as, i, TailMask(n - i), y, ys);
+    }
   }
 };
 

@@ -240,12 +240,16 @@ struct KernelTable {
   // (the same for every nr, np and place of the row or position among
   // them), so a score does not depend on the batch, the chunking or the
   // slicing of the context.
+  // ahead: null, or np rows of the same shape the caller reads next (no
+  // entry null); the SIMD kernels prefetch ahead[p] while they read
+  // rows[p] (kernels/wsum_blocks.h, PrefetchRowLine). Results never depend
+  // on it.
   void (*scores_f32)(const float* q, int64_t q_stride, int nr,
-                     const void* const* rows, int64_t np, int64_t n,
-                     float scale, float* out, int64_t out_stride) = nullptr;
+                     const void* const* rows, const void* const* ahead, int64_t np,
+                     int64_t n, float scale, float* out, int64_t out_stride) = nullptr;
   void (*scores_f16)(const float* q, int64_t q_stride, int nr,
-                     const void* const* rows, int64_t np, int64_t n,
-                     float scale, float* out, int64_t out_stride) = nullptr;
+                     const void* const* rows, const void* const* ahead, int64_t np,
+                     int64_t n, float scale, float* out, int64_t out_stride) = nullptr;
   // For n >= 1: *m = max x[i]; in place x[i] = exp(x[i] - *m) for i < n;
   // returns their sum (an order fixed by n).
   float (*exp_sum)(float* x, int64_t n, float* m) = nullptr;
@@ -253,11 +257,12 @@ struct KernelTable {
   //   y_r += alpha[r * alpha_stride + p] * rows[p]
   // (y_r = y + r * y_stride; rows[p]: n float32 / half elements), with
   // exactly the arithmetic of that sequence of axpy_f32 (axpy_f16) calls.
-  void (*wsum_f32)(const void* const* rows, int64_t np, const float* alpha,
-                   int64_t alpha_stride, int nr, int64_t n, float* y,
+  // ahead: as the score kernels' (prefetch only).
+  void (*wsum_f32)(const void* const* rows, const void* const* ahead, int64_t np,
+                   const float* alpha, int64_t alpha_stride, int nr, int64_t n, float* y,
                    int64_t y_stride) = nullptr;
-  void (*wsum_f16)(const void* const* rows, int64_t np, const float* alpha,
-                   int64_t alpha_stride, int nr, int64_t n, float* y,
+  void (*wsum_f16)(const void* const* rows, const void* const* ahead, int64_t np,
+                   const float* alpha, int64_t alpha_stride, int nr, int64_t n, float* y,
                    int64_t y_stride) = nullptr;
   // Reads n bytes (n a multiple of 64, p 64-byte aligned) and returns a
   // value that depends on every one of them (the bandwidth probe).

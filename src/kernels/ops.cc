@@ -95,11 +95,11 @@ void Attention(const KernelTable& t, const AttentionArgs& a) {
     float* p = part.data() + sl * stride;
     for (int64_t j = j0; j < j1; ++j) rows[j - j0] = k + j * k_stride;
     (a.k_type == KvType::kF32 ? t.scores_f32 : t.scores_f16)(
-        a.q, 0, 1, rows.data(), j1 - j0, a.head_dim, a.scale, s, 0);
+        a.q, 0, 1, rows.data(), nullptr, j1 - j0, a.head_dim, a.scale, s, 0);
     p[1] = SliceSoftmax(t, s, j1 - j0, a.softcap, &p[0]);
     for (int64_t j = j0; j < j1; ++j) rows[j - j0] = v + j * v_stride;
     (a.v_type == KvType::kF32 ? t.wsum_f32 : t.wsum_f16)(
-        rows.data(), j1 - j0, s, 0, 1, a.head_dim, p + 2, 0);
+        rows.data(), nullptr, j1 - j0, s, 0, 1, a.head_dim, p + 2, 0);
   }
   MergeSlices(part.data(), stride, n_slices, a.head_dim, a.out, a.sink);
 }

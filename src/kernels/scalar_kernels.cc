@@ -245,10 +245,12 @@ void F32ToF16(const float* x, uint16_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = Fp32ToFp16(x[i]);
 }
 
-// The multi-row attention kernels, by their definition in kernel_table.h.
+// The multi-row attention kernels, by their definition in kernel_table.h
+// (no prefetch: `ahead` is only a hint).
 template <typename K, float (*kDot)(const float*, const K*, int64_t)>
-void Scores(const float* q, int64_t q_stride, int nr, const void* const* rows, int64_t np,
-            int64_t n, float scale, float* out, int64_t out_stride) {
+void Scores(const float* q, int64_t q_stride, int nr, const void* const* rows,
+            const void* const* /*ahead*/, int64_t np, int64_t n, float scale, float* out,
+            int64_t out_stride) {
   for (int r = 0; r < nr; ++r) {
     for (int64_t p = 0; p < np; ++p) {
       out[r * out_stride + p] = kDot(q + r * q_stride, static_cast<const K*>(rows[p]), n) * scale;
@@ -257,8 +259,9 @@ void Scores(const float* q, int64_t q_stride, int nr, const void* const* rows, i
 }
 
 template <typename K, void (*kAxpy)(float, const K*, float*, int64_t)>
-void Wsum(const void* const* rows, int64_t np, const float* alpha,
-          int64_t alpha_stride, int nr, int64_t n, float* y, int64_t y_stride) {
+void Wsum(const void* const* rows, const void* const* /*ahead*/, int64_t np,
+          const float* alpha, int64_t alpha_stride, int nr, int64_t n, float* y,
+          int64_t y_stride) {
   for (int r = 0; r < nr; ++r) {
     for (int64_t p = 0; p < np; ++p) {
       kAxpy(alpha[r * alpha_stride + p], static_cast<const K*>(rows[p]), y + r * y_stride, n);

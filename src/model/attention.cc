@@ -75,12 +75,14 @@ namespace {
 // The cached rows of one task's slice, keys [j0, j1): its blocks of
 // kTileRows positions are read in order, every kv head of a block before
 // the next block, so the rows (all heads of a position side by side) are
-// read each once. The rows one block ahead are prefetched a share at a
-// time before each kv head's call (line l of a row before head k0 + l %
-// nk), so the prefetches are spread over the block's work instead of one
-// burst that fills the fill buffers and stalls it (attention_bench ctx
-// 2,000, B=16, 1 thread: 93 -> 84 ms). One block ahead: farther measured
-// no faster on a 2-core Xeon whose L2 streamer already follows the rows.
+// read each once. The rows one block ahead are prefetched as the block
+// is read (SliceAttention::PrefetchNext): by the kernels, a line or two
+// among each position's multiply-adds, for F16 / F32 rows; a share before
+// each kv head's call for Q8_0 rows. Bursts of a block's prefetches fill
+// the core's fill buffers and stall it: spreading them over the heads'
+// calls took attention_bench ctx 2,000, B=16, 1 thread from 93 to 84 ms,
+// and into the kernels, 2 threads, from 38.3-38.9 to 34.9-35.3 ms. One
+// block ahead: farther measured no faster on a 2-core Xeon.
 // The last block of the keys prefetches the first values, and the last
 // of the values the next slice's first keys (the slice a thread usually
 // runs next), so no pass starts on a cold block (attention_bench, ctx
@@ -182,6 +184,29 @@ class SliceAttention {
         rows[j] = base[j] + kvh * dim * static_cast<int64_t>(el_);
       }
     }
+  }
+  // Before kv head kvh's call on a block of n rows (base), the rows of the
+  // block after in reading order, next[0 .. nn), are asked for. F16 / F32
+  // rows go to the kernels as `ahead`, which prefetch them among their
+  // arithmetic (kernels/wsum_blocks.h): ahead[j] = the head's part of
+  // next[j] (of base[j] past nn), returned. Q8_0 rows (the kernels read a
+  // dequantized tile) and next rows past n are prefetched here instead, the
+  // head's share of their lines (line l before head k0 + l % nk, so a block's
+  // prefetches spread over its heads' calls); returns null then.
+  const void* const* PrefetchNext(const uint8_t* const* base, int64_t n,
+                                  const uint8_t* const* next, int64_t nn, int64_t kvh,
+                                  int64_t k0, int64_t nk, int64_t row_lines, int64_t dim,
+                                  const void** ahead) const {
+    const bool q8 = type_ == KvType::kQ8_0;
+    for (int64_t j = q8 ? 0 : n; j < nn; ++j) {
+      for (int64_t l = kvh - k0; l < row_lines; l += nk) {
+        __builtin_prefetch(next[j] + l * 64, 0, 3);
+      }
+    }
+    if (q8 || nn == 0) return nullptr;
+    const int64_t off = kvh * dim * static_cast<int64_t>(el_);
+    for (int64_t j = 0; j < n; ++j) ahead[j] = (j < nn ? next[j] : base[j]) + off;
+    return ahead;
   }
 
   const AttentionContext& ax_;
@@ -291,13 +316,14 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   auto part = [&](int64_t kvh) { return b_.parts.data() + g.part + (kvh - g.k0) * nr * row_stride; };
   // Blocks of kTileRows positions, every kv head of a block before the
   // next block (SliceRows: the reads and the prefetch order).
-  // call(kvh, b, n, rows): rows = kv head kvh's part of positions b .. b+n
-  // of the slice, as HeadRows gives them.
+  // call(kvh, b, n, rows, ahead): rows = kv head kvh's part of positions
+  // b .. b+n of the slice, as HeadRows gives them; ahead as PrefetchNext.
   const SliceRows sr{cache_.RowMap(layer_, seq), j0, j1, g.hi};
   const int64_t nk_heads = g.k1 - g.k0;
   auto each_block = [&](bool key, auto&& call) {
     const int64_t row_lines = ((key ? sr.map.k_row : sr.map.v_row) + 63) / 64;
     const void* rows[kTileRows];
+    const void* ahead[kTileRows];
     const uint8_t* base[kTileRows];
     const uint8_t* next[kTileRows];  // the block after, in reading order
     for (int64_t b = 0; b < span; b += kTileRows) {
@@ -309,20 +335,19 @@ void SliceAttention::RunTask(int64_t job, int thread) {
         if (next[n_next] == nullptr) break;
       }
       for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-        for (int64_t j = 0; j < n_next; ++j) {
-          for (int64_t l = kvh - g.k0; l < row_lines; l += nk_heads) {
-            __builtin_prefetch(next[j] + l * 64, 0, 3);
-          }
-        }
-        HeadRows(base, n, kvh, key ? hd_ : hdv_, sc.tile, rows);
-        call(kvh, b, n, rows);
+        const int64_t dim = key ? hd_ : hdv_;
+        const void* const* ah =
+            PrefetchNext(base, n, next, n_next, kvh, g.k0, nk_heads, row_lines, dim, ahead);
+        HeadRows(base, n, kvh, dim, sc.tile, rows);
+        call(kvh, b, n, rows, ah);
       }
     }
   };
-  each_block(true, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows) {
+  each_block(true, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows,
+                       const void* const* ah) {
     (type_ == KvType::kF16 ? kt_.scores_f16 : kt_.scores_f32)(
-        sc.q + (kvh - g.k0) * nr * hd_, hd_, static_cast<int>(nr), rows, n, hd_, c_.attn_scale,
-        sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice);
+        sc.q + (kvh - g.k0) * nr * hd_, hd_, static_cast<int>(nr), rows, ah, n, hd_,
+        c_.attn_scale, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice);
   });
   for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
     for (int64_t r = 0; r < nr; ++r) {
@@ -331,9 +356,10 @@ void SliceAttention::RunTask(int64_t job, int thread) {
                  part(kvh) + r * row_stride + sl * stride_);
     }
   }
-  each_block(false, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows) {
+  each_block(false, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows,
+                        const void* const* ah) {
     (type_ == KvType::kF16 ? kt_.wsum_f16 : kt_.wsum_f32)(
-        rows, n, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice, static_cast<int>(nr), hdv_,
+        rows, ah, n, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice, static_cast<int>(nr), hdv_,
         part(kvh) + sl * stride_ + 2, row_stride);
   });
   // The group's last task merges its rows' partials.

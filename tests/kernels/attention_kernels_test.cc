@@ -38,8 +38,9 @@ const int kRows[] = {1, 2, 3, 4, 5, 7, 9, 16};
 
 // Every score of a call is bitwise the score of its (query row, key row)
 // computed alone, whatever the numbers of rows and positions (blocks of 8
-// with a short last block, float tiles for several rows), and within float
-// tolerance of a double-precision dot.
+// with a short last block, float tiles for several rows) and whether the
+// call prefetches `ahead` rows (the batched calls do, the lone ones not),
+// and within float tolerance of a double-precision dot.
 TEST(AttentionKernelsTest, ScoresDependOnlyOnRowAndPosition) {
   for (const KernelTable* table : TablesUnderTest()) {
     const KernelTable& t = *table;
@@ -56,12 +57,14 @@ TEST(AttentionKernelsTest, ScoresDependOnlyOnRowAndPosition) {
             rows[p] = k.data() + p * n;
             rowsh[p] = kh.data() + p * n;
           }
+          const std::vector<const void*> ahead(rows.rbegin(), rows.rend()),
+              aheadh(rowsh.rbegin(), rowsh.rend());
           const float scale = 0.125f;
           const int64_t os = np + 2;
           std::vector<float> out(nr * os, -1.0f), outh(nr * os, -1.0f);
-          t.scores_f32(q.data(), qs, nr, rows.data(), np, n, scale, out.data(),
+          t.scores_f32(q.data(), qs, nr, rows.data(), ahead.data(), np, n, scale, out.data(),
                        os);
-          t.scores_f16(q.data(), qs, nr, rowsh.data(), np, n, scale,
+          t.scores_f16(q.data(), qs, nr, rowsh.data(), aheadh.data(), np, n, scale,
                        outh.data(), os);
           for (int r = 0; r < nr; ++r) {
             for (int64_t p = 0; p < np; ++p) {
@@ -70,9 +73,9 @@ TEST(AttentionKernelsTest, ScoresDependOnlyOnRowAndPosition) {
                   " nr=" + std::to_string(nr) + " np=" + std::to_string(np) +
                   " r=" + std::to_string(r) + " p=" + std::to_string(p);
               float one = 0, oneh = 0;
-              t.scores_f32(q.data() + r * qs, 0, 1, &rows[p], 1, n, scale, &one,
+              t.scores_f32(q.data() + r * qs, 0, 1, &rows[p], nullptr, 1, n, scale, &one,
                            0);
-              t.scores_f16(q.data() + r * qs, 0, 1, &rowsh[p], 1, n, scale,
+              t.scores_f16(q.data() + r * qs, 0, 1, &rowsh[p], nullptr, 1, n, scale,
                            &oneh, 0);
               ASSERT_TRUE(SameBits(out[r * os + p], one)) << what;
               ASSERT_TRUE(SameBits(outh[r * os + p], oneh)) << what;
@@ -151,11 +154,14 @@ TEST(AttentionKernelsTest, WsumMatchesAxpySequence) {
             rows[p] = x.data() + p * n;
             rowsh[p] = xh.data() + p * n;
           }
+          // Prefetched rows: they must not change a bit.
+          const std::vector<const void*> ahead(rows.rbegin(), rows.rend()),
+              aheadh(rowsh.rbegin(), rowsh.rend());
           const int64_t as = np + 2, ys = n + 1;
           const std::vector<float> y0 = RandomVec(nr * ys, 5);
           std::vector<float> y = y0, yh = y0, want = y0, wanth = y0;
-          t.wsum_f32(rows.data(), np, alpha0.data(), as, nr, n, y.data(), ys);
-          t.wsum_f16(rowsh.data(), np, alpha0.data(), as, nr, n, yh.data(), ys);
+          t.wsum_f32(rows.data(), ahead.data(), np, alpha0.data(), as, nr, n, y.data(), ys);
+          t.wsum_f16(rowsh.data(), aheadh.data(), np, alpha0.data(), as, nr, n, yh.data(), ys);
           for (int r = 0; r < nr; ++r) {
             for (int64_t p = 0; p < np; ++p) {
               t.axpy_f32(alpha0[r * as + p], x.data() + p * n, want.data() + r * ys, n);
