@@ -22,9 +22,11 @@ inline constexpr int64_t kWsumPosBlock = 16;
 // the row the caller reads one block later. Spread like this, one or two
 // lines among each position's multiply-adds, the reads stay ahead of the
 // arithmetic; the same prefetches issued a block at a time between calls
-// fill the core's fill buffers and stall it (attention_bench ctx 2,000,
-// 2 threads, Sapphire Rapids: B=16 37.7 -> 34.4 ms, one sequence from
-// memory 2.69 -> 2.52 ms). Locality 2 (into L2, prefetcht1).
+// stall the core on its fill buffers (attention_bench ctx 2,000, 2
+// threads, Sapphire Rapids VM: B=16 38.3-38.9 -> 34.9-35.3 ms, one
+// sequence from memory 2.67-2.85 -> 2.57-2.64 ms; bench/results/
+// attn-spr.md, stop 50). Locality 2 (into L2, prefetcht1): locality 3 was
+// 2-3% faster for one sequence, 1-6% slower for 16.
 inline constexpr int kAheadLocality = 2;
 
 // Prefetches the lines of bytes [lo, lo + kBytes) of `row` (kBytes >= 64:
