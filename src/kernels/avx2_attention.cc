@@ -134,12 +134,7 @@ void ScoresFew(const float* q, int64_t qs, int nr, const void* const* rows,
     const int64_t pn = std::min<int64_t>(4, np - p0);
     const K* k[4];
     const void* ah[4];
-    for (int p = 0; p < 4; ++p) {
-      const int64_t j = p0 + std::min<int64_t>(p, pn - 1);
-      k[p] = static_cast<const K*>(rows[j]);
-      ah[p] = ahead != nullptr ? ahead[j] : nullptr;
-    }
-    const void* const* a = ahead != nullptr ? ah : nullptr;
+    const void* const* a = GroupRows(rows, ahead, p0, pn, 4, k, ah);
     if (nr == 2) {
       DotRows4<2>(q, qs, k, a, n, n8, scale, out + p0, os, pn);
     } else {
@@ -172,12 +167,7 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
     const int64_t pn = std::min<int64_t>(8, np - p0);
     const K* k[8];
     const void* ah[8];
-    for (int p = 0; p < 8; ++p) {
-      const int64_t j = p0 + std::min<int64_t>(p, pn - 1);
-      k[p] = static_cast<const K*>(rows[j]);
-      ah[p] = ahead != nullptr ? ahead[j] : nullptr;
-    }
-    const void* const* a = ahead != nullptr ? ah : nullptr;
+    const void* const* a = GroupRows(rows, ahead, p0, pn, 8, k, ah);
     const float* kt[8] = {};
     if (use_tile) {
       for (int p = 0; p < 8; ++p) {

@@ -181,12 +181,7 @@ void ScoresFew(const float* q, int64_t qs, int nr, const void* const* rows,
     const int64_t pn = std::min<int64_t>(P, np - p0);
     const K* k[8];
     const void* ah[8];
-    for (int p = 0; p < P; ++p) {
-      const int64_t j = p0 + std::min<int64_t>(p, pn - 1);
-      k[p] = static_cast<const K*>(rows[j]);
-      ah[p] = ahead != nullptr ? ahead[j] : nullptr;
-    }
-    const void* const* a = ahead != nullptr ? ah : nullptr;
+    const void* const* a = GroupRows(rows, ahead, p0, pn, static_cast<int>(P), k, ah);
     const __mmask16 keep = TailMask(pn);
     switch (nr) {
       case 1: DotRows<1, 8>(q, qs, k, a, n, scale, out + p0, os, keep); break;
@@ -222,12 +217,7 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
     const int64_t pn = std::min<int64_t>(16, np - p0);
     const K* k[16];
     const void* ah[16];
-    for (int p = 0; p < 16; ++p) {
-      const int64_t j = p0 + std::min<int64_t>(p, pn - 1);
-      k[p] = static_cast<const K*>(rows[j]);
-      ah[p] = ahead != nullptr ? ahead[j] : nullptr;
-    }
-    const void* const* a = ahead != nullptr ? ah : nullptr;
+    const void* const* a = GroupRows(rows, ahead, p0, pn, 16, k, ah);
     const __mmask16 keep = TailMask(pn);
     if (use_tile) {
       const float* kt[16];

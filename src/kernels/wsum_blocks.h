@@ -43,6 +43,22 @@ template <int64_t kBytes>
   }
 }
 
+// The rows p0 .. p0 + n - 1 of a call as K pointers in k[0 .. n) (a short
+// group, pn < n positions left, repeats its last row), and the same of
+// `ahead` in ah[]: returns ah, or null when ahead is.
+template <typename K>
+[[gnu::always_inline]] inline const void* const* GroupRows(const void* const* rows,
+                                                         const void* const* ahead, int64_t p0,
+                                                         int64_t pn, int n, const K** k,
+                                                         const void** ah) {
+  for (int p = 0; p < n; ++p) {
+    const int64_t j = p0 + std::min<int64_t>(p, pn - 1);
+    k[p] = static_cast<const K*>(rows[j]);
+    ah[p] = ahead != nullptr ? ahead[j] : nullptr;
+  }
+  return ahead != nullptr ? ah : nullptr;
+}
+
 // For each block p0 (pn positions) and group of R rows starting at r:
 //   rows_fn.template operator()<R>(rows + p0, ahead', pn, alpha + p0 + r * as, y + r * ys)
 // with ahead' = ahead + p0 for the block's first group, else null (each
