@@ -42,10 +42,6 @@ static inline __m256 Reduce8(const __m256* a) {
                        _mm256_permute2f128_ps(u0, u1, 0x31));
 }
 
-// Bytes of a row an 8-element step reads.
-template <typename K>
-constexpr int64_t kStep = 8 * int64_t{sizeof(K)};
-
 // Lane p: q . k[p] over elements [0, n8) (n8 a multiple of 8), one
 // accumulator per position; prefetches ahead[p] (null: none).
 template <typename K>
@@ -58,7 +54,7 @@ static inline __m256 Dot8(const float* q, const K* const* k, const void* const* 
     const __m256 qv = _mm256_loadu_ps(q + i);
 #pragma GCC unroll 8
     for (int p = 0; p < 8; ++p) {
-      if (ahead != nullptr) PrefetchSpan<kStep<K>>(ahead[p], i * int64_t{sizeof(K)});
+      if (ahead != nullptr) PrefetchSpan<8, K>(ahead[p], i);
       a[p] = _mm256_fmadd_ps(qv, Load8(k[p] + i), a[p]);
     }
   }
@@ -101,7 +97,7 @@ static inline void DotRows4(const float* q, int64_t qs, const K* const* k,
   for (int64_t i = 0; i < n8; i += 8) {
 #pragma GCC unroll 4
     for (int p = 0; p < 4; ++p) {
-      if (ahead != nullptr) PrefetchSpan<kStep<K>>(ahead[p], i * int64_t{sizeof(K)});
+      if (ahead != nullptr) PrefetchSpan<8, K>(ahead[p], i);
       const __m256 kv = Load8(k[p] + i);
 #pragma GCC unroll 3
       for (int r = 0; r < R; ++r) {
@@ -174,7 +170,7 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
         float* dst = tile + p * n;
         int64_t i = 0;
         for (; i + 8 <= n; i += 8) {
-          if (a != nullptr) PrefetchSpan<kStep<K>>(a[p], i * int64_t{sizeof(K)});
+          if (a != nullptr) PrefetchSpan<8, K>(a[p], i);
           _mm256_storeu_ps(dst + i, Load8(k[p] + i));
         }
         for (; i < n; ++i) dst[i] = Scalar(k[p][i]);

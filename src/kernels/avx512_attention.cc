@@ -75,7 +75,6 @@ static inline __mmask16 TailMask(int64_t n) {
 template <typename K>
 [[gnu::always_inline]] static inline __m512 Dot16(const float* q, const K* const* k,
                                                  const void* const* ahead, int64_t n) {
-  constexpr int64_t kStep = 16 * int64_t{sizeof(K)};  // bytes of a row per step
   __m512 a[16];
 #pragma GCC unroll 16
   for (int p = 0; p < 16; ++p) a[p] = _mm512_setzero_ps();
@@ -84,7 +83,7 @@ template <typename K>
     const __m512 qv = _mm512_loadu_ps(q + i);
 #pragma GCC unroll 16
     for (int p = 0; p < 16; ++p) {
-      if (ahead != nullptr) PrefetchSpan<kStep>(ahead[p], i * int64_t{sizeof(K)});
+      if (ahead != nullptr) PrefetchSpan<16, K>(ahead[p], i);
       a[p] = _mm512_fmadd_ps(qv, Load16(k[p] + i, 0xFFFF), a[p]);
     }
   }
@@ -134,7 +133,6 @@ template <int R, int P, typename K>
                                                  const void* const* ahead, int64_t n,
                                                  float scale, float* out, int64_t os,
                                                  __mmask16 keep) {
-  constexpr int64_t kStep = 16 * int64_t{sizeof(K)};
   static_assert(P == 4 || P == 8);
   __m512 acc[R][P];
 #pragma GCC unroll 4
@@ -145,7 +143,7 @@ template <int R, int P, typename K>
   auto step = [&](int64_t i, __mmask16 m) {
 #pragma GCC unroll 8
     for (int p = 0; p < P; ++p) {
-      if (ahead != nullptr) PrefetchSpan<kStep>(ahead[p], i * int64_t{sizeof(K)});
+      if (ahead != nullptr) PrefetchSpan<16, K>(ahead[p], i);
       const __m512 kv = Load16(k[p] + i, m);
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {
@@ -208,7 +206,6 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
     ScoresFew<K>(q, qs, nr, rows, ahead, np, n, scale, out, os);
     return;
   }
-  constexpr int64_t kStep = 16 * int64_t{sizeof(K)};
   const int64_t n16 = (n + 15) & ~int64_t{15};
   alignas(64) float tile[16 * kTileMaxDim];
   const bool use_tile = !std::is_same_v<K, float> && nr > 1 && n16 <= kTileMaxDim;
@@ -224,7 +221,7 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
       for (int p = 0; p < 16; ++p) {
         float* dst = tile + p * n16;
         for (int64_t i = 0; i < n16; i += 16) {
-          if (a != nullptr) PrefetchSpan<kStep>(a[p], i * int64_t{sizeof(K)});
+          if (a != nullptr) PrefetchSpan<16, K>(a[p], i);
           _mm512_store_ps(dst + i, Load16(k[p] + i, i + 16 <= n ? 0xFFFF : TailMask(n - i)));
         }
         kt[p] = dst;

@@ -242,7 +242,7 @@ struct KernelTable {
   // slicing of the context.
   // ahead: null, or np rows of the same shape the caller reads next (no
   // entry null); the SIMD kernels prefetch ahead[p] while they read
-  // rows[p] (kernels/wsum_blocks.h, PrefetchRowLine). Results never depend
+  // rows[p] (kernels/wsum_blocks.h, PrefetchSpan). Results never depend
   // on it.
   void (*scores_f32)(const float* q, int64_t q_stride, int nr,
                      const void* const* rows, const void* const* ahead, int64_t np,

@@ -29,11 +29,14 @@ inline constexpr int64_t kWsumPosBlock = 16;
 // 2-3% faster for one sequence, 1-6% slower for 16.
 inline constexpr int kAheadLocality = 2;
 
-// Prefetches the lines of bytes [lo, lo + kBytes) of `row` (kBytes >= 64:
-// one per 64 bytes from lo; less: the line at lo when lo starts one of the
-// row's 64-byte steps, so each line is asked for once).
-template <int64_t kBytes>
-[[gnu::always_inline]] inline void PrefetchSpan(const void* row, int64_t lo) {
+// Prefetches the lines of elements [i, i + kElems) of `row`, a row of K:
+// of bytes [lo, lo + kBytes), one line per 64 bytes from lo when kBytes >=
+// 64, else the line at lo when lo starts one of the row's 64-byte steps (so
+// a kernel stepping kElems at a time asks for each line once).
+template <int64_t kElems, typename K>
+[[gnu::always_inline]] inline void PrefetchSpan(const void* row, int64_t i) {
+  constexpr int64_t kBytes = kElems * int64_t{sizeof(K)};
+  const int64_t lo = i * int64_t{sizeof(K)};
   const char* p = static_cast<const char*>(row) + lo;
   if constexpr (kBytes >= 64) {
 #pragma GCC unroll 8
@@ -106,7 +109,7 @@ template <typename Ops, int R, int NV, typename K>
   for (int64_t p = 0; p < np; ++p) {
     const K* x = static_cast<const K*>(rows[p]) + i;
     if (ahead != nullptr) {
-      PrefetchSpan<int64_t{L} * NV * int64_t{sizeof(K)}>(ahead[p], i * int64_t{sizeof(K)});
+      PrefetchSpan<int64_t{L} * NV, K>(ahead[p], i);
     }
     typename Ops::V xv[NV];
 #pragma GCC unroll 4

@@ -322,6 +322,7 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   const int64_t nk_heads = g.k1 - g.k0;
   auto each_block = [&](bool key, auto&& call) {
     const int64_t row_lines = ((key ? sr.map.k_row : sr.map.v_row) + 63) / 64;
+    const int64_t dim = key ? hd_ : hdv_;
     const void* rows[kTileRows];
     const void* ahead[kTileRows];
     const uint8_t* base[kTileRows];
@@ -335,7 +336,6 @@ void SliceAttention::RunTask(int64_t job, int thread) {
         if (next[n_next] == nullptr) break;
       }
       for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-        const int64_t dim = key ? hd_ : hdv_;
         const void* const* ah =
             PrefetchNext(base, n, next, n_next, kvh, g.k0, nk_heads, row_lines, dim, ahead);
         HeadRows(base, n, kvh, dim, sc.tile, rows);
