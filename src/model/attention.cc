@@ -93,16 +93,36 @@ struct SliceRows {
   int32_t hi;      // the group's last key (the next slice's keys end there)
 
   const uint8_t* Row(bool key, int32_t p) const { return key ? map.Key(p) : map.Value(p); }
-  // The row `at` positions past j0 in reading order: this pass's (keys or
-  // values) within the slice, then the next pass's first block (the values
-  // from j0, or the next slice's keys from j1); null past them.
-  const uint8_t* Ahead(bool key, int64_t at) const {
+  // out[i] = Row(key, p + i) for i < n: one table lookup per page (block
+  // of the paged map), the rest by the row stride.
+  void Rows(bool key, int32_t p, int64_t n, const uint8_t** out) const {
+    const int64_t stride = key ? map.k_row : map.v_row;
+    for (int64_t i = 0; i < n;) {
+      const int32_t at = p + static_cast<int32_t>(i);
+      int64_t run = n - i;
+      if (map.block_size > 0) run = std::min<int64_t>(run, map.block_size - at % map.block_size);
+      const uint8_t* r = Row(key, at);
+      for (const int64_t e = i + run; i < e; ++i, r += stride) out[i] = r;
+    }
+  }
+  // The rows from `at` positions past j0 in reading order, at most n, in
+  // out: this pass's (keys or values) within the slice, then the next
+  // pass's first block (the values from j0, or the next slice's keys from
+  // j1); returns how many there are.
+  int64_t AheadRows(bool key, int64_t at, int64_t n, const uint8_t** out) const {
     const int64_t span = j1 - j0;
-    if (at < span) return Row(key, j0 + static_cast<int32_t>(at));
+    int64_t done = 0;
+    if (at < span) {
+      done = std::min(n, span - at);
+      Rows(key, j0 + static_cast<int32_t>(at), done, out);
+    }
+    if (done == n) return done;
     const int32_t first = key ? j0 : j1;
-    const int32_t p = first + static_cast<int32_t>(at - span);
+    const int64_t skip = std::max<int64_t>(0, at - span);  // rows of the next pass passed over
     const int32_t end = std::min(key ? j1 : hi + 1, first + static_cast<int32_t>(kTileRows));
-    return p < end ? Row(!key, p) : nullptr;
+    const int64_t more = std::clamp<int64_t>(end - first - skip, 0, n - done);
+    Rows(!key, first + static_cast<int32_t>(skip), more, out + done);
+    return done + more;
   }
 };
 
@@ -176,14 +196,15 @@ class SliceAttention {
   // its dequantized copy in `tile` (Q8_0).
   void HeadRows(const uint8_t* const* base, int64_t n, int64_t kvh, int64_t dim, float* tile,
                 const void** rows) const {
-    for (int64_t j = 0; j < n; ++j) {
-      if (type_ == KvType::kQ8_0) {
+    if (type_ == KvType::kQ8_0) {
+      for (int64_t j = 0; j < n; ++j) {
         LoadQ8Head(base[j], kvh * dim, dim, tile + j * dim);
         rows[j] = tile + j * dim;
-      } else {
-        rows[j] = base[j] + kvh * dim * static_cast<int64_t>(el_);
       }
+      return;
     }
+    const int64_t off = kvh * dim * static_cast<int64_t>(el_);
+    for (int64_t j = 0; j < n; ++j) rows[j] = base[j] + off;
   }
   // Before kv head kvh's call on a block of n rows (base), the rows of the
   // block after in reading order, next[0 .. nn), are asked for. F16 / F32
@@ -205,7 +226,9 @@ class SliceAttention {
     }
     if (q8 || nn == 0) return nullptr;
     const int64_t off = kvh * dim * static_cast<int64_t>(el_);
-    for (int64_t j = 0; j < n; ++j) ahead[j] = (j < nn ? next[j] : base[j]) + off;
+    const int64_t m = std::min(n, nn);
+    for (int64_t j = 0; j < m; ++j) ahead[j] = next[j] + off;
+    for (int64_t j = m; j < n; ++j) ahead[j] = base[j] + off;
     return ahead;
   }
 
@@ -325,22 +348,22 @@ void SliceAttention::RunTask(int64_t job, int thread) {
     const int64_t dim = key ? hd_ : hdv_;
     const void* rows[kTileRows];
     const void* ahead[kTileRows];
-    const uint8_t* base[kTileRows];
-    const uint8_t* next[kTileRows];  // the block after, in reading order
+    // This block's rows and the block's after, in reading order: each
+    // block's rows are worked out once, as the block after the one before.
+    const uint8_t* rings[2][kTileRows];
+    const uint8_t** base = rings[0];
+    const uint8_t** next = rings[1];
+    sr.AheadRows(key, 0, std::min(kTileRows, span), base);
     for (int64_t b = 0; b < span; b += kTileRows) {
       const int64_t n = std::min(kTileRows, span - b);
-      for (int64_t j = 0; j < n; ++j) base[j] = sr.Row(key, j0 + static_cast<int32_t>(b + j));
-      int64_t n_next = 0;
-      for (; n_next < kTileRows; ++n_next) {
-        next[n_next] = sr.Ahead(key, b + kTileRows + n_next);
-        if (next[n_next] == nullptr) break;
-      }
+      const int64_t n_next = sr.AheadRows(key, b + kTileRows, kTileRows, next);
       for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
         const void* const* ah =
             PrefetchNext(base, n, next, n_next, kvh, g.k0, nk_heads, row_lines, dim, ahead);
         HeadRows(base, n, kvh, dim, sc.tile, rows);
         call(kvh, b, n, rows, ah);
       }
+      std::swap(base, next);
     }
   };
   each_block(true, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows,
