@@ -92,19 +92,6 @@ struct SliceRows {
   int32_t j0, j1;  // this slice's keys
   int32_t hi;      // the group's last key (the next slice's keys end there)
 
-  const uint8_t* Row(bool key, int32_t p) const { return key ? map.Key(p) : map.Value(p); }
-  // out[i] = Row(key, p + i) for i < n: one table lookup per page (block
-  // of the paged map), the rest by the row stride.
-  void Rows(bool key, int32_t p, int64_t n, const uint8_t** out) const {
-    const int64_t stride = key ? map.k_row : map.v_row;
-    for (int64_t i = 0; i < n;) {
-      const int32_t at = p + static_cast<int32_t>(i);
-      int64_t run = n - i;
-      if (map.block_size > 0) run = std::min<int64_t>(run, map.block_size - at % map.block_size);
-      const uint8_t* r = Row(key, at);
-      for (const int64_t e = i + run; i < e; ++i, r += stride) out[i] = r;
-    }
-  }
   // The rows from `at` positions past j0 in reading order, at most n, in
   // out: this pass's (keys or values) within the slice, then the next
   // pass's first block (the values from j0, or the next slice's keys from
@@ -114,14 +101,14 @@ struct SliceRows {
     int64_t done = 0;
     if (at < span) {
       done = std::min(n, span - at);
-      Rows(key, j0 + static_cast<int32_t>(at), done, out);
+      map.Rows(key, j0 + static_cast<int32_t>(at), done, out);
     }
     if (done == n) return done;
     const int32_t first = key ? j0 : j1;
     const int64_t skip = std::max<int64_t>(0, at - span);  // rows of the next pass passed over
     const int32_t end = std::min(key ? j1 : hi + 1, first + static_cast<int32_t>(kTileRows));
     const int64_t more = std::clamp<int64_t>(end - first - skip, 0, n - done);
-    Rows(!key, first + static_cast<int32_t>(skip), more, out + done);
+    map.Rows(!key, first + static_cast<int32_t>(skip), more, out + done);
     return done + more;
   }
 };
@@ -353,7 +340,7 @@ void SliceAttention::RunTask(int64_t job, int thread) {
     const uint8_t* rings[2][kTileRows];
     const uint8_t** base = rings[0];
     const uint8_t** next = rings[1];
-    sr.AheadRows(key, 0, std::min(kTileRows, span), base);
+    sr.map.Rows(key, j0, std::min(kTileRows, span), base);
     for (int64_t b = 0; b < span; b += kTileRows) {
       const int64_t n = std::min(kTileRows, span - b);
       const int64_t n_next = sr.AheadRows(key, b + kTileRows, kTileRows, next);

@@ -11,6 +11,7 @@
 // attention.cc). The float* accessors exist for F32 storage only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -68,6 +69,19 @@ struct KvRowMap {
   // REQUIRES: pos readable (KvStorage::KeyData's conditions).
   const uint8_t* Key(int32_t pos) const { return k + Slot(pos) * k_row; }
   const uint8_t* Value(int32_t pos) const { return v + Slot(pos) * v_row; }
+  // out[i] = Key(pos + i) (key) or Value(pos + i) for i < n: one table
+  // lookup per block, the rest by the row's bytes.
+  // REQUIRES: positions pos .. pos + n - 1 readable.
+  void Rows(bool key, int32_t pos, int64_t n, const uint8_t** out) const {
+    const int64_t stride = key ? k_row : v_row;
+    for (int64_t i = 0; i < n;) {
+      const int32_t at = pos + static_cast<int32_t>(i);
+      const int64_t run = block_size > 0 ? std::min<int64_t>(n - i, block_size - at % block_size)
+                                         : n - i;
+      const uint8_t* r = key ? Key(at) : Value(at);
+      for (const int64_t e = i + run; i < e; ++i, r += stride) out[i] = r;
+    }
+  }
 };
 
 // Thread safety: not thread-safe; one forward pass at a time per storage.

@@ -27,6 +27,39 @@ ModelConfig SmallConfig() {
   return c;
 }
 
+// KvRowMap::Rows (one table lookup per block, then the row's stride) gives
+// the rows KeyData / ValueData give, for runs that start inside a block and
+// cross several, with power-of-two and other block sizes, and contiguous.
+TEST(PagedKvStorageTest, RowMapRowsMatchKeyAndValueData) {
+  auto check = [](KvStorage* cache, int32_t seq, int32_t len) {
+    for (int32_t layer = 0; layer < 2; ++layer) {
+      const KvRowMap map = cache->RowMap(layer, seq);
+      for (int32_t pos = 0; pos < len; ++pos) {
+        for (int64_t n = 0; pos + n <= len; ++n) {
+          std::vector<const uint8_t*> k(static_cast<size_t>(n)), v(static_cast<size_t>(n));
+          map.Rows(true, pos, n, k.data());
+          map.Rows(false, pos, n, v.data());
+          for (size_t i = 0; i < k.size(); ++i) {
+            const int32_t at = pos + static_cast<int32_t>(i);
+            ASSERT_EQ(k[i], cache->KeyData(layer, seq, at)) << pos << "+" << i;
+            ASSERT_EQ(v[i], cache->ValueData(layer, seq, at)) << pos << "+" << i;
+          }
+        }
+      }
+    }
+  };
+  for (int32_t bs : {4, 3}) {
+    SCOPED_TRACE(bs);
+    auto paged = PagedKvStorage::Create(SmallConfig(), 8, bs).value();
+    paged->SetBlockTable(1, {5, 2, 7, 0}, 0);
+    ASSERT_TRUE(paged->Reserve(1, 4 * bs).ok());
+    check(paged.get(), 1, 4 * bs);
+  }
+  auto flat = ContiguousKvStorage::Create(SmallConfig(), 11, 2, KvType::kF32).value();
+  ASSERT_TRUE(flat->Reserve(1, 11).ok());
+  check(flat.get(), 1, 11);
+}
+
 TEST(PagedKvStorageTest, RowsFollowTheBlockTable) {
   auto cache = PagedKvStorage::Create(SmallConfig(), 8, 4).value();
   EXPECT_EQ(cache->MaxSequences(), 0);
