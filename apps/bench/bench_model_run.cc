@@ -241,12 +241,18 @@ Status ModelBench::RunCurve(int depth, const std::string& at) {
   // Prefill sequence 0 once and copy its rows to the others (same
   // attention cost as distinct contexts, without max_b prefills).
   RETURN_IF_ERROR(Prefill(kv, 0, n));
+  std::vector<float> key(static_cast<size_t>(c_.k_dim()));
   for (int32_t seq = 1; seq < max_b; ++seq) {
     RETURN_IF_ERROR(kv->Reserve(seq, n));
     for (int32_t l = 0; l < c_.n_layer; ++l) {
       for (int32_t p = 0; p < n; ++p) {
         const model::KvStorage& ckv = *kv;
-        std::copy_n(ckv.KeyData(l, 0, p), k_bytes_, kv->KeyData(l, seq, p));
+        if (kv->key_tile() > 0) {  // a tiled key spans its tile's slots (F16: exact)
+          ckv.LoadKey(l, 0, p, c_.k_dim(), key.data());
+          kv->StoreKey(l, seq, p, key.data(), c_.k_dim());
+        } else {
+          std::copy_n(ckv.KeyData(l, 0, p), k_bytes_, kv->KeyData(l, seq, p));
+        }
         std::copy_n(ckv.ValueData(l, 0, p), v_bytes_, kv->ValueData(l, seq, p));
       }
     }

@@ -60,7 +60,7 @@ void DecodeAttention(benchmark::State& state, bool cold) {
     for (int32_t layer = 0; layer < c.n_layer; ++layer) {
       for (int32_t p = 0; p <= ctx; ++p) {
         for (float& x : row) x = nd(rng);
-        StoreKvRow(KvType::kF16, row.data(), c.k_dim(), (*kv)->KeyData(layer, s, p));
+        (*kv)->StoreKey(layer, s, p, row.data(), c.k_dim());
         StoreKvRow(KvType::kF16, row.data(), c.v_dim(), (*kv)->ValueData(layer, s, p));
       }
     }

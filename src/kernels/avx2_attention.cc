@@ -1,5 +1,5 @@
 // AVX2 attention kernels over cached K / V rows (kernel_table.h:
-// scores_f32, scores_f16, wsum_f32, wsum_f16), and the one-row dot_f32 /
+// scores_f32, scores_f16, scores_f16t, wsum_f32, wsum_f16), and the one-row dot_f32 /
 // dot_f16 / axpy_f32 / axpy_f16.
 //
 // Bitwise contract: a score is one accumulator per position over 8-element
@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <type_traits>
 
 #include "kernels/avx2_internal.h"
@@ -210,7 +211,14 @@ struct Ops8 {
   template <int R, typename K>
   static void Rows(const void* const* rows, const void* const* ahead, int64_t np,
                    const float* alpha, int64_t as, int64_t n, float* y, int64_t ys) {
+    // Vectors per block: as many as leave registers for the row's loads
+    // (R * NV accumulators + NV loads + alpha <= 16), the more
+    // accumulators the more fma chains in flight.
+    constexpr int kNV = R >= 4 ? 2 : R == 3 ? 3 : 4;
     int64_t i = 0;
+    for (; i + 8 * kNV <= n; i += 8 * kNV) {
+      WsumBlock<Ops8, R, kNV, K>(rows, ahead, np, alpha, as, i, 0, y, ys);
+    }
     for (; i + 16 <= n; i += 16) {
       WsumBlock<Ops8, R, 2, K>(rows, ahead, np, alpha, as, i, 0, y, ys);
     }
@@ -247,6 +255,97 @@ float Dot(const float* a, const K* b, int64_t n) {
   return s;
 }
 
+// Keys [l0, l0 + cnt) of a tile's element row p (cnt <= 8; lanes past cnt
+// zero when the row is not whole), converted.
+template <bool kWhole>
+[[gnu::always_inline]] static inline __m256 TileKeys(const uint16_t* p, int64_t cnt) {
+  if constexpr (kWhole) {
+    return Load8(p);
+  } else {
+    alignas(16) uint16_t b[8] = {};
+    for (int64_t i = 0; i < cnt; ++i) b[i] = p[i];
+    return Load8(b);
+  }
+}
+
+// R query rows against 8 keys (cnt of them real) of a tile
+// (kernel_table.h scores_f16t): lane p is key p; chain j takes elements
+// e = j (mod 4).
+template <int R, bool kWhole>
+void TileRows(const float* q, int64_t qs, const uint16_t* kt, int64_t w, int64_t cnt,
+              int64_t n, float scale, float* out, int64_t os, const uint16_t* ahead) {
+  __m256 acc[R][4];
+  for (int r = 0; r < R; ++r) {
+    for (int j = 0; j < 4; ++j) acc[r][j] = _mm256_setzero_ps();
+  }
+  auto step = [&](int64_t e, int j) {
+    const __m256 kv = TileKeys<kWhole>(kt + e * w, cnt);
+    for (int r = 0; r < R; ++r) {
+      acc[r][j] = _mm256_fmadd_ps(_mm256_set1_ps(q[r * qs + e]), kv, acc[r][j]);
+    }
+  };
+  const char* pf = reinterpret_cast<const char*>(ahead);
+  const int64_t row_bytes = w * int64_t{sizeof(uint16_t)};
+  int64_t e = 0;
+  for (; e + 4 <= n; e += 4) {
+    if (pf != nullptr) {
+      for (int64_t o = (e * row_bytes + 63) & ~int64_t{63}; o < (e + 4) * row_bytes; o += 64) {
+        __builtin_prefetch(pf + o, 0, 3);
+      }
+    }
+    step(e, 0);
+    step(e + 1, 1);
+    step(e + 2, 2);
+    step(e + 3, 3);
+  }
+  for (int j = 0; e < n; ++e, ++j) step(e, j);
+  const __m256 vscale = _mm256_set1_ps(scale);
+  for (int r = 0; r < R; ++r) {
+    const __m256 s = _mm256_mul_ps(
+        _mm256_add_ps(_mm256_add_ps(acc[r][0], acc[r][1]), _mm256_add_ps(acc[r][2], acc[r][3])),
+        vscale);
+    if constexpr (kWhole) {
+      _mm256_storeu_ps(out + r * os, s);
+    } else {
+      alignas(32) float b[8];
+      _mm256_store_ps(b, s);
+      std::copy_n(b, cnt, out + r * os);
+    }
+  }
+}
+
+// kernel_table.h scores_f16t: keys in halves of 8, rows in groups of 3
+// (the accumulators fill the 16 registers), the first call prefetching
+// `ahead`. A half whose 8 lanes are not all keys is read through a copy:
+// its lanes past np may lie past the tile.
+template <bool kWhole>
+void TileHalf(const float* q, int64_t qs, int nr, const uint16_t* kt, int64_t w, int64_t cnt,
+              int64_t n, float scale, float* out, int64_t os, const uint16_t* ahead) {
+  for (int r = 0; r < nr; r += 3) {
+    const float* qr = q + r * qs;
+    float* o = out + r * os;
+    const uint16_t* a = r == 0 ? ahead : nullptr;
+    switch (std::min(3, nr - r)) {
+      case 1: TileRows<1, kWhole>(qr, qs, kt, w, cnt, n, scale, o, os, a); break;
+      case 2: TileRows<2, kWhole>(qr, qs, kt, w, cnt, n, scale, o, os, a); break;
+      default: TileRows<3, kWhole>(qr, qs, kt, w, cnt, n, scale, o, os, a); break;
+    }
+  }
+}
+
+void ScoresTile(const float* q, int64_t qs, int nr, const uint16_t* kt, int64_t w, int64_t np,
+                int64_t n, float scale, float* out, int64_t os, const uint16_t* ahead) {
+  for (int64_t l0 = 0; l0 < np; l0 += 8) {
+    const int64_t cnt = std::min<int64_t>(8, np - l0);
+    const uint16_t* a = l0 == 0 ? ahead : nullptr;
+    if (cnt == 8) {
+      TileHalf<true>(q, qs, nr, kt + l0, w, cnt, n, scale, out + l0, os, a);
+    } else {
+      TileHalf<false>(q, qs, nr, kt + l0, w, cnt, n, scale, out + l0, os, a);
+    }
+  }
+}
+
 template <typename K>
 void Axpy(float alpha, const K* x, float* y, int64_t n) {
   const void* row = x;
@@ -262,6 +361,7 @@ void FillAttention(KernelTable* t) {
   t->axpy_f16 = Axpy<uint16_t>;
   t->scores_f32 = Scores<float>;
   t->scores_f16 = Scores<uint16_t>;
+  t->scores_f16t = ScoresTile;
   t->wsum_f32 = Wsum<Ops8, float>;
   t->wsum_f16 = Wsum<Ops8, uint16_t>;
 }

@@ -1,6 +1,6 @@
 // AVX-512 attention kernels over cached K / V rows (kernel_table.h:
-// scores_f32, scores_f16, wsum_f32, wsum_f16, exp_sum): 16-float lanes, so
-// a head of 64 takes 4 multiply-adds per key and query row where AVX2
+// scores_f32, scores_f16, scores_f16t, wsum_f32, wsum_f16, exp_sum):
+// 16-float lanes, so a head of 64 takes 4 multiply-adds per key and query row where AVX2
 // takes 8.
 //
 // Bitwise contract (as avx2_attention.cc's): a score is one 16-lane
@@ -239,6 +239,70 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
   }
 }
 
+// Prefetches the lines of `ahead` (bytes [lo, hi) of it) that start there.
+[[gnu::always_inline]] static inline void PrefetchLines(const uint16_t* ahead, int64_t lo,
+                                                        int64_t hi) {
+  const char* a = reinterpret_cast<const char*>(ahead);
+  for (int64_t o = (lo + 63) & ~int64_t{63}; o < hi; o += 64) __builtin_prefetch(a + o, 0, 3);
+}
+
+// R query rows against the keys of a tile (kernel_table.h scores_f16t):
+// lane p is key p; chain j takes elements e = j (mod 4), each key vector
+// converted once for the R rows.
+template <int R>
+[[gnu::always_inline]] static inline void TileRows(const float* q, int64_t qs,
+                                                  const uint16_t* kt, int64_t w, __mmask16 m,
+                                                  int64_t n, float scale, float* out,
+                                                  int64_t os, const uint16_t* ahead) {
+  __m512 acc[R][4];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) acc[r][j] = _mm512_setzero_ps();
+  }
+  auto step = [&](int64_t e, int j) {
+    const __m512 kv = Load16(kt + e * w, m);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      acc[r][j] = _mm512_fmadd_ps(_mm512_set1_ps(q[r * qs + e]), kv, acc[r][j]);
+    }
+  };
+  const int64_t row_bytes = w * int64_t{sizeof(uint16_t)};
+  int64_t e = 0;
+  for (; e + 4 <= n; e += 4) {
+    if (ahead != nullptr) PrefetchLines(ahead, e * row_bytes, (e + 4) * row_bytes);
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) step(e + j, j);
+  }
+  if (ahead != nullptr && e < n) PrefetchLines(ahead, e * row_bytes, n * row_bytes);
+  for (int j = 0; e < n; ++e, ++j) step(e, j);
+  const __m512 vscale = _mm512_set1_ps(scale);
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    const __m512 s = _mm512_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]),
+                                   _mm512_add_ps(acc[r][2], acc[r][3]));
+    _mm512_mask_storeu_ps(out + r * os, m, _mm512_mul_ps(s, vscale));
+  }
+}
+
+// kernel_table.h scores_f16t: rows in groups of 4 (the last 1-3), the
+// first group prefetching `ahead`.
+void ScoresTile(const float* q, int64_t qs, int nr, const uint16_t* kt, int64_t w, int64_t np,
+                int64_t n, float scale, float* out, int64_t os, const uint16_t* ahead) {
+  const __mmask16 m = TailMask(std::min<int64_t>(np, 16));
+  for (int r = 0; r < nr; r += 4) {
+    const float* qr = q + r * qs;
+    float* o = out + r * os;
+    const uint16_t* a = r == 0 ? ahead : nullptr;
+    switch (std::min(4, nr - r)) {
+      case 1: TileRows<1>(qr, qs, kt, w, m, n, scale, o, os, a); break;
+      case 2: TileRows<2>(qr, qs, kt, w, m, n, scale, o, os, a); break;
+      case 3: TileRows<3>(qr, qs, kt, w, m, n, scale, o, os, a); break;
+      default: TileRows<4>(qr, qs, kt, w, m, n, scale, o, os, a); break;
+    }
+  }
+}
+
 // WsumBlock's vector operations on 16 lanes (the last vector masked).
 struct Ops16 {
   using V = __m512;
@@ -336,6 +400,7 @@ void FillAttention(KernelTable* t) {
   t->exp_sum = ExpSum;
   t->scores_f32 = Scores<float>;
   t->scores_f16 = Scores<uint16_t>;
+  t->scores_f16t = ScoresTile;
   t->wsum_f32 = Wsum<Ops16, float>;
   t->wsum_f16 = Wsum<Ops16, uint16_t>;
 }

@@ -250,6 +250,18 @@ struct KernelTable {
   void (*scores_f16)(const float* q, int64_t q_stride, int nr,
                      const void* const* rows, const void* const* ahead, int64_t np,
                      int64_t n, float scale, float* out, int64_t out_stride) = nullptr;
+  // Attention's score kernel over a key tile (keys stored transposed, so a
+  // key's elements lie w halves apart and np <= 16 keys sit side by side):
+  //   out[r * out_stride + p] = dot(q_r, {kt[e * w + p] : e < n}) * scale
+  // for r < nr, p < np <= min(16, w). Per score: a_j = the fma chain over
+  // elements e = j (mod 4) in order, then ((a0 + a1) + (a2 + a3)) * scale;
+  // so a score is bitwise the same in every table and for every nr, np, w
+  // and place of the key in its tile. ahead: null, or n * w halves the
+  // caller reads next, prefetched among the work (results never depend on
+  // it).
+  void (*scores_f16t)(const float* q, int64_t q_stride, int nr, const uint16_t* kt,
+                      int64_t w, int64_t np, int64_t n, float scale, float* out,
+                      int64_t out_stride, const uint16_t* ahead) = nullptr;
   // For n >= 1: *m = max x[i]; in place x[i] = exp(x[i] - *m) for i < n;
   // returns their sum (an order fixed by n).
   float (*exp_sum)(float* x, int64_t n, float* m) = nullptr;

@@ -71,6 +71,8 @@ void Attention(const KernelTable& t, const AttentionArgs& a) {
   std::fill_n(a.out, a.head_dim, 0.0f);
   if (a.n_kv == 0) return;
   CHECK(a.k != nullptr && a.v != nullptr && a.scores != nullptr);
+  CHECK(a.k_tile == 0 || (a.k_type == KvType::kF16 && a.k_tile <= 16 && a.k_lane >= 0 &&
+                          a.k_lane < a.k_tile));
   const size_t k_el = a.k_type == KvType::kF32 ? 4 : 2;
   const size_t v_el = a.v_type == KvType::kF32 ? 4 : 2;
   const size_t k_stride =
@@ -93,9 +95,20 @@ void Attention(const KernelTable& t, const AttentionArgs& a) {
         a.n_kv, (first_slice + sl + 1) * kAttentionSlice - a.first_pos);
     float* s = a.scores + j0;
     float* p = part.data() + sl * stride;
-    for (int64_t j = j0; j < j1; ++j) rows[j - j0] = k + j * k_stride;
-    (a.k_type == KvType::kF32 ? t.scores_f32 : t.scores_f16)(
-        a.q, 0, 1, rows.data(), nullptr, j1 - j0, a.head_dim, a.scale, s, 0);
+    if (a.k_tile > 0) {
+      for (int64_t j = j0; j < j1;) {
+        const int64_t at = a.k_lane + j, lane = at % a.k_tile;
+        const int64_t np = std::min(a.k_tile - lane, j1 - j);
+        const char* tile = k + at / a.k_tile * a.k_tile * static_cast<int64_t>(k_stride);
+        t.scores_f16t(a.q, 0, 1, reinterpret_cast<const uint16_t*>(tile) + lane, a.k_tile, np,
+                      a.head_dim, a.scale, a.scores + j, 0, nullptr);
+        j += np;
+      }
+    } else {
+      for (int64_t j = j0; j < j1; ++j) rows[j - j0] = k + j * k_stride;
+      (a.k_type == KvType::kF32 ? t.scores_f32 : t.scores_f16)(
+          a.q, 0, 1, rows.data(), nullptr, j1 - j0, a.head_dim, a.scale, s, 0);
+    }
     p[1] = SliceSoftmax(t, s, j1 - j0, a.softcap, &p[0]);
     for (int64_t j = j0; j < j1; ++j) rows[j - j0] = v + j * v_stride;
     (a.v_type == KvType::kF32 ? t.wsum_f32 : t.wsum_f16)(

@@ -75,6 +75,12 @@ struct AttentionArgs {
   KvType v_type = KvType::kF32;
   size_t k_row_bytes = 0;   // bytes between K rows; 0: packed
   size_t v_row_bytes = 0;   // bytes between V rows; 0: packed
+  // > 0: F16 keys in tiles of k_tile rows (kernel_table.h scores_f16t): k
+  // is row 0's tile (plus the head's offset, head_dim * k_tile halves per
+  // head before it), row 0 its key k_lane; tile i + 1 lies k_tile *
+  // k_row_bytes past tile i.
+  int64_t k_tile = 0;
+  int64_t k_lane = 0;
   int64_t n_kv = 0;         // rows to attend to (0: out = 0)
   int64_t first_pos = 0;    // position of row 0 (where slices begin)
   int64_t head_dim = 0;     // elements per row

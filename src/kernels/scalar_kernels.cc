@@ -258,6 +258,23 @@ void Scores(const float* q, int64_t q_stride, int nr, const void* const* rows,
   }
 }
 
+// Scores over a key tile (kernel_table.h scores_f16t): four fma chains per
+// score, elements e = j (mod 4) in chain j, summed as (a0 + a1) + (a2 + a3).
+void ScoresTile(const float* q, int64_t q_stride, int nr, const uint16_t* kt, int64_t w,
+                int64_t np, int64_t n, float scale, float* out, int64_t out_stride,
+                const uint16_t* /*ahead*/) {
+  for (int r = 0; r < nr; ++r) {
+    const float* qr = q + r * q_stride;
+    for (int64_t p = 0; p < np; ++p) {
+      float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (int64_t e = 0; e < n; ++e) {
+        a[e % 4] = std::fma(qr[e], Fp16ToFp32(kt[e * w + p]), a[e % 4]);
+      }
+      out[r * out_stride + p] = ((a[0] + a[1]) + (a[2] + a[3])) * scale;
+    }
+  }
+}
+
 template <typename K, void (*kAxpy)(float, const K*, float*, int64_t)>
 void Wsum(const void* const* rows, const void* const* /*ahead*/, int64_t np,
           const float* alpha, int64_t alpha_stride, int nr, int64_t n, float* y,
@@ -305,6 +322,7 @@ KernelTable MakeScalarTable() {
   t.q8_0_to_f32 = Q8_0ToF32;
   t.scores_f32 = Scores<float, VecDotF32>;
   t.scores_f16 = Scores<uint16_t, VecDotF16>;
+  t.scores_f16t = ScoresTile;
   t.exp_sum = ExpSum;
   t.wsum_f32 = Wsum<float, AxpyF32>;
   t.wsum_f16 = Wsum<uint16_t, AxpyF16>;

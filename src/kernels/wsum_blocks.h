@@ -31,8 +31,8 @@ inline constexpr int kAheadLocality = 2;
 
 // Prefetches the lines of elements [i, i + kElems) of `row`, a row of K:
 // of bytes [lo, lo + kBytes), one line per 64 bytes from lo when kBytes >=
-// 64, else the line at lo when lo starts one of the row's 64-byte steps (so
-// a kernel stepping kElems at a time asks for each line once).
+// 64, else the line that starts within the span, if any (so a kernel
+// stepping kElems at a time asks for each line once).
 template <int64_t kElems, typename K>
 [[gnu::always_inline]] inline void PrefetchSpan(const void* row, int64_t i) {
   constexpr int64_t kBytes = kElems * int64_t{sizeof(K)};
@@ -42,7 +42,11 @@ template <int64_t kElems, typename K>
 #pragma GCC unroll 8
     for (int64_t o = 0; o < kBytes; o += 64) __builtin_prefetch(p + o, 0, kAheadLocality);
   } else {
-    if (lo % 64 == 0) __builtin_prefetch(p, 0, kAheadLocality);
+    // The line starting within the span, if any.
+    const int64_t first = (lo + 63) & ~int64_t{63};
+    if (first < lo + kBytes) {
+      __builtin_prefetch(static_cast<const char*>(row) + first, 0, kAheadLocality);
+    }
   }
 }
 

@@ -16,7 +16,7 @@ void WriteKv(const ModelConfig& c, int32_t layer, const Batch& batch,
   const KvType type = cache->kv_type();
   for (int64_t t = 0; t < T; ++t) {
     const int32_t seq = batch.seq_ids[t], pos = batch.positions[t];
-    StoreKvRow(type, k + t * c.k_dim(), c.k_dim(), cache->KeyData(layer, seq, pos));
+    cache->StoreKey(layer, seq, pos, k + t * c.k_dim(), c.k_dim());
     StoreKvRow(type, v + t * c.v_dim(), c.v_dim(), cache->ValueData(layer, seq, pos));
   }
 }
@@ -72,6 +72,9 @@ int64_t AttentionScratchFloats(const ModelConfig& c) {
 
 namespace {
 
+// (Tiled F16 keys, KvRowMap::k_tile, take SliceAttention::KeyTiles'
+// order instead: a tile is its slots' bytes, so the values' last block
+// prefetching the next slice's first keys by row still reads that tile.)
 // The cached rows of one task's slice, keys [j0, j1): its blocks of
 // kTileRows positions are read in order, every kv head of a block before
 // the next block, so the rows (all heads of a position side by side) are
@@ -145,6 +148,11 @@ class SliceAttention {
   void RunTask(int64_t job, int thread);
 
  private:
+  // Scores of the slice's keys stored in tiles (KvRowMap::k_tile), kv
+  // heads [k0, k1) of each tile in turn; each head's call prefetches its
+  // part of the next tile.
+  void KeyTiles(const SliceRows& sr, int64_t k0, int64_t k1, int64_t nr,
+                const TaskScratch& sc) const;
   // Merges group g's partials (parts: [k1 - k0, nr, n_slices, stride])
   // into its rows of the output, slice by slice in order.
   void MergeGroup(const Group& g, const float* parts) const;
@@ -353,12 +361,16 @@ void SliceAttention::RunTask(int64_t job, int thread) {
       std::swap(base, next);
     }
   };
-  each_block(true, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows,
-                       const void* const* ah) {
-    (type_ == KvType::kF16 ? kt_.scores_f16 : kt_.scores_f32)(
-        sc.q + (kvh - g.k0) * nr * hd_, hd_, static_cast<int>(nr), rows, ah, n, hd_,
-        c_.attn_scale, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice);
-  });
+  if (sr.map.k_tile > 0) {
+    KeyTiles(sr, g.k0, g.k1, nr, sc);
+  } else {
+    each_block(true, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows,
+                         const void* const* ah) {
+      (type_ == KvType::kF16 ? kt_.scores_f16 : kt_.scores_f32)(
+          sc.q + (kvh - g.k0) * nr * hd_, hd_, static_cast<int>(nr), rows, ah, n, hd_,
+          c_.attn_scale, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice);
+    });
+  }
   for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
     for (int64_t r = 0; r < nr; ++r) {
       SoftmaxRow(pos0 + static_cast<int32_t>(r / nh), j0, j1,
@@ -375,6 +387,36 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   // The group's last task merges its rows' partials.
   if (b_.pending[gi].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   MergeGroup(g, b_.parts.data() + g.part);
+}
+
+void SliceAttention::KeyTiles(const SliceRows& sr, int64_t k0, int64_t k1, int64_t nr,
+                              const TaskScratch& sc) const {
+  const KvRowMap& map = sr.map;
+  const int32_t w = map.k_tile, j0 = sr.j0, j1 = sr.j1;
+  const int64_t head_halves = hd_ * w;  // one kv head's part of a tile
+  const int64_t v_lines = (map.v_row + 63) / 64;
+  const uint8_t* first_values[kTileRows];
+  const int64_t n_values = std::min<int64_t>(kTileRows, j1 - j0);
+  map.Rows(false, j0, n_values, first_values);
+  for (int32_t t = j0 - j0 % w; t < j1; t += w) {
+    const int32_t a = std::max(t, j0), e = std::min(t + w, j1);
+    const auto* tile = reinterpret_cast<const uint16_t*>(map.KeyTile(t));
+    const auto* next = t + w < j1 ? reinterpret_cast<const uint16_t*>(map.KeyTile(t + w)) : nullptr;
+    for (int64_t kvh = k0; kvh < k1; ++kvh) {
+      // The last tile's calls prefetch the first values (a share each).
+      if (next == nullptr) {
+        for (int64_t j = 0; j < n_values; ++j) {
+          for (int64_t l = kvh - k0; l < v_lines; l += k1 - k0) {
+            __builtin_prefetch(first_values[j] + l * 64, 0, 3);
+          }
+        }
+      }
+      kt_.scores_f16t(sc.q + (kvh - k0) * nr * hd_, hd_, static_cast<int>(nr),
+                      tile + kvh * head_halves + (a - t), w, e - a, hd_, c_.attn_scale,
+                      sc.scores + (kvh - k0) * nr * kSlice + (a - j0), kSlice,
+                      next != nullptr ? next + kvh * head_halves : nullptr);
+    }
+  }
 }
 
 void SliceAttention::MergeGroup(const Group& g, const float* parts) const {

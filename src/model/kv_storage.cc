@@ -42,6 +42,12 @@ bool KvRowFits(KvType type, int64_t n) {
   return n > 0 && (type != KvType::kQ8_0 || n % kQ8Block == 0);
 }
 
+int32_t KeyTileFor(KvType type, int32_t block_size) {
+  if (type != KvType::kF16) return 0;
+  if (block_size <= 0) return kMaxKeyTile;
+  return std::min(kMaxKeyTile, block_size & -block_size);
+}
+
 int64_t KvRowBytes(KvType type, int64_t n) {
   DCHECK(KvRowFits(type, n));
   switch (type) {
@@ -121,6 +127,28 @@ void LoadKvRow(KvType type, const uint8_t* row, int64_t first, int64_t n,
   }
 }
 
+void KvStorage::StoreKey(int32_t layer, int32_t seq, int32_t pos, const float* k, int64_t n) {
+  const int32_t w = key_tile();
+  if (w == 0) {
+    StoreKvRow(kv_type(), k, n, KeyData(layer, seq, pos));
+    return;
+  }
+  // The tile's slots are adjacent (w divides the block size).
+  uint16_t* h = reinterpret_cast<uint16_t*>(KeyData(layer, seq, pos - pos % w)) + pos % w;
+  for (int64_t e = 0; e < n; ++e) h[e * w] = Fp32ToFp16(k[e]);
+}
+
+void KvStorage::LoadKey(int32_t layer, int32_t seq, int32_t pos, int64_t n, float* dst) const {
+  const int32_t w = key_tile();
+  if (w == 0) {
+    LoadKvRow(kv_type(), KeyData(layer, seq, pos), 0, n, dst);
+    return;
+  }
+  const uint16_t* h =
+      reinterpret_cast<const uint16_t*>(KeyData(layer, seq, pos - pos % w)) + pos % w;
+  for (int64_t e = 0; e < n; ++e) dst[e] = Fp16ToFp32(h[e * w]);
+}
+
 float* KvStorage::KeyRow(int32_t layer, int32_t seq, int32_t pos) {
   CHECK(kv_type() == KvType::kF32) << "float rows of a " << KvTypeName(kv_type())
                                    << " KV cache";
@@ -153,7 +181,11 @@ StatusOr<std::unique_ptr<ContiguousKvStorage>> ContiguousKvStorage::Create(
   RETURN_IF_ERROR(CheckKvType(type, config));
   const int64_t k_row = KvRowBytes(type, config.k_dim());
   const int64_t v_row = KvRowBytes(type, config.v_dim());
-  const double rows = static_cast<double>(config.n_layer) * max_seqs * capacity;
+  // F16 keys are stored in tiles of kMaxKeyTile slots: a sequence's slots
+  // are rounded up to whole tiles.
+  const int32_t tile = KeyTileFor(type, 0);
+  const int32_t slots = tile > 0 ? (capacity + tile - 1) / tile * tile : capacity;
+  const double rows = static_cast<double>(config.n_layer) * max_seqs * slots;
   const double bytes = rows * static_cast<double>(k_row + v_row);
   if (bytes > 64.0 * (1ull << 30)) {
     return ResourceExhaustedError(StrFormat(
@@ -164,6 +196,8 @@ StatusOr<std::unique_ptr<ContiguousKvStorage>> ContiguousKvStorage::Create(
   c->type_ = type;
   c->n_layer_ = static_cast<int32_t>(config.n_layer);
   c->capacity_ = capacity;
+  c->slots_ = slots;
+  c->k_tile_ = tile;
   c->max_seqs_ = max_seqs;
   c->k_row_ = k_row;
   c->v_row_ = v_row;
@@ -187,7 +221,7 @@ size_t ContiguousKvStorage::Index(int32_t layer, int32_t seq, int32_t pos) const
   DCHECK(layer >= 0 && layer < n_layer_);
   DCHECK(seq >= 0 && seq < max_seqs_);
   DCHECK(pos >= 0 && pos < capacity_);
-  return (static_cast<size_t>(layer) * max_seqs_ + seq) * capacity_ + pos;
+  return (static_cast<size_t>(layer) * max_seqs_ + seq) * slots_ + pos;
 }
 
 Status ContiguousKvStorage::Reserve(int32_t seq, int32_t end_pos) {
@@ -233,6 +267,7 @@ KvRowMap ContiguousKvStorage::RowMap(int32_t layer, int32_t seq) const {
   m.v = v_.get() + slot0 * static_cast<size_t>(v_row_);
   m.k_row = k_row_;
   m.v_row = v_row_;
+  m.k_tile = k_tile_;
   return m;
 }
 

@@ -8,7 +8,11 @@
 // [n_head_kv * head_dim_v], stored as KvType: float32, float16, or Q8_0
 // (ggml's blocks of 32: an fp16 scale and 32 int8, 34 bytes). Writes convert
 // from float32 (StoreKvRow); attention reads the typed rows (model/
-// attention.cc). The float* accessors exist for F32 storage only.
+// attention.cc). F16 keys are stored transposed in tiles of up to 16
+// positions (KvRowMap::k_tile, written and read through StoreKey /
+// LoadKey), so the score kernel multiplies a key element into 16 positions
+// at once with no horizontal sums. The float* accessors exist for F32
+// storage only.
 #pragma once
 
 #include <algorithm>
@@ -46,6 +50,13 @@ void StoreKvRow(KvType type, const float* src, int64_t n, uint8_t* dst);
 void LoadKvRow(KvType type, const uint8_t* row, int64_t first, int64_t n,
                float* dst);
 
+// The most slots of one key tile (KvRowMap::k_tile).
+inline constexpr int32_t kMaxKeyTile = 16;
+// KvRowMap::k_tile of storage of `type` whose blocks hold block_size slots
+// (0: contiguous storage): for F16, the largest power of two <= kMaxKeyTile
+// dividing block_size (kMaxKeyTile when contiguous); 0 (rows) otherwise.
+int32_t KeyTileFor(KvType type, int32_t block_size);
+
 // Where one (layer, sequence)'s K and V rows are, for reading many
 // positions without a virtual call each: row p lives at slot p
 // (contiguous) or table[p / block_size] * block_size + p % block_size
@@ -58,6 +69,12 @@ struct KvRowMap {
   const int32_t* table = nullptr;  // paged: a block per entry
   int32_t block_size = 0;          // paged: slots per block; 0: contiguous
   int32_t block_shift = -1;        // log2(block_size) when a power of two
+  // > 0: F16 keys in tiles of k_tile slots (a power of two <= 16 that
+  // divides block_size): the keys of slots s0 .. s0 + k_tile - 1 (s0 a
+  // multiple of k_tile) fill those slots' bytes transposed, element e of
+  // slot s0 + p at half e * k_tile + p (kernel_table.h scores_f16t).
+  // 0: key rows.
+  int32_t k_tile = 0;
 
   int64_t Slot(int32_t pos) const {
     if (block_size == 0) return pos;
@@ -69,6 +86,8 @@ struct KvRowMap {
   // REQUIRES: pos readable (KvStorage::KeyData's conditions).
   const uint8_t* Key(int32_t pos) const { return k + Slot(pos) * k_row; }
   const uint8_t* Value(int32_t pos) const { return v + Slot(pos) * v_row; }
+  // The tile holding pos's key. REQUIRES: k_tile > 0, pos readable.
+  const uint8_t* KeyTile(int32_t pos) const { return Key(pos - pos % k_tile); }
   // out[i] = Key(pos + i) (key) or Value(pos + i) for i < n: one table
   // lookup per block, the rest by the row's bytes.
   // REQUIRES: positions pos .. pos + n - 1 readable.
@@ -102,7 +121,10 @@ class KvStorage {
   // The storage type of every row.
   virtual KvType kv_type() const = 0;
 
-  // Raw rows (KvRowBytes(kv_type(), k_dim or v_dim) bytes).
+  // Raw rows (KvRowBytes(kv_type(), k_dim or v_dim) bytes). With tiled
+  // keys (key_tile() > 0) a key slot's bytes hold parts of its tile's keys:
+  // keys are written and read whole through StoreKey / LoadKey, and slots
+  // are copied a whole tile at a time.
   // REQUIRES: Reserve(seq, > pos) succeeded (writes), pos < Length(seq) or
   // written in the current pass (reads).
   virtual uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) = 0;
@@ -114,6 +136,14 @@ class KvStorage {
   const uint8_t* ValueData(int32_t layer, int32_t seq, int32_t pos) const {
     return const_cast<KvStorage*>(this)->ValueData(layer, seq, pos);
   }
+  // KvRowMap::k_tile of every layer and sequence (0: keys are rows).
+  virtual int32_t key_tile() const = 0;
+  // Stores the key k [n = k_dim] of (layer, seq, pos) as kv_type(): the
+  // row KeyData gives, or its elements in the tile (key_tile() > 0).
+  // REQUIRES: as KeyData's writes.
+  void StoreKey(int32_t layer, int32_t seq, int32_t pos, const float* k, int64_t n);
+  // dst [n = k_dim] = that key as float32. REQUIRES: as KeyData's reads.
+  void LoadKey(int32_t layer, int32_t seq, int32_t pos, int64_t n, float* dst) const;
   // Records that positions [0, end_pos) of `seq` hold data.
   virtual void Commit(int32_t seq, int32_t end_pos) = 0;
   // The addresses of `seq`'s rows in `layer` (KeyData / ValueData's, for
@@ -144,6 +174,7 @@ class ContiguousKvStorage : public KvStorage {
   int32_t Capacity() const override { return capacity_; }
   int32_t MaxSequences() const override { return max_seqs_; }
   KvType kv_type() const override { return type_; }
+  int32_t key_tile() const override { return k_tile_; }
   using KvStorage::KeyData;
   using KvStorage::ValueData;
   uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) override;
@@ -162,10 +193,12 @@ class ContiguousKvStorage : public KvStorage {
   int32_t n_layer_ = 0;
   int32_t capacity_ = 0;
   int32_t max_seqs_ = 0;
+  int32_t slots_ = 0;   // slots per (layer, sequence): capacity_ in whole key tiles
+  int32_t k_tile_ = 0;  // KvRowMap::k_tile
   int64_t k_row_ = 0;  // bytes per key row
   int64_t v_row_ = 0;  // bytes per value row
-  LargeBuffer k_;  // [n_layer, max_seqs, capacity, k_row_]
-  LargeBuffer v_;  // [n_layer, max_seqs, capacity, v_row_]
+  LargeBuffer k_;  // [n_layer, max_seqs, slots_, k_row_]
+  LargeBuffer v_;  // [n_layer, max_seqs, slots_, v_row_]
   size_t k_bytes_ = 0;
   size_t v_bytes_ = 0;
   std::vector<int32_t> lengths_;

@@ -251,6 +251,7 @@ KvRowMap PagedKvStorage::RowMap(int32_t layer, int32_t seq) const {
   m.table = tables_[layer_group_[static_cast<size_t>(layer)]][static_cast<size_t>(seq)].data();
   m.block_size = block_size_;
   if ((block_size_ & (block_size_ - 1)) == 0) m.block_shift = __builtin_ctz(block_size_);
+  m.k_tile = key_tile();
   return m;
 }
 

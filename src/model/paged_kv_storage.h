@@ -105,6 +105,7 @@ class PagedKvStorage : public KvStorage {
     return static_cast<int32_t>(lengths_.size());
   }
   KvType kv_type() const override { return type_; }
+  int32_t key_tile() const override { return KeyTileFor(type_, block_size_); }
   using KvStorage::KeyData;
   using KvStorage::ValueData;
   uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) override;

@@ -9,6 +9,7 @@
 #include "engine/model_executor.h"
 #include "kv/kv_sizing.h"
 #include "model/model.h"
+#include "tensor/half.h"
 #include "tests/engine/model_harness.h"
 
 namespace weft::model {
@@ -58,6 +59,78 @@ TEST(PagedKvStorageTest, RowMapRowsMatchKeyAndValueData) {
   auto flat = ContiguousKvStorage::Create(SmallConfig(), 11, 2, KvType::kF32).value();
   ASSERT_TRUE(flat->Reserve(1, 11).ok());
   check(flat.get(), 1, 11);
+}
+
+// F16 keys are stored in tiles (KvRowMap::k_tile): the largest power of two
+// <= 16 dividing the block size, 16 in contiguous storage, none for other
+// types. A key stored comes back (as F16), element e of position pos lies
+// at half e * w + pos % w of its tile, and a block copy carries its keys.
+TEST(PagedKvStorageTest, TiledKeysRoundTrip) {
+  ModelConfig c = SmallConfig();
+  c.head_dim_k = 5;  // k_dim 10
+  auto check = [&](KvStorage* cache, int32_t seq, int32_t len, int32_t want_tile) {
+    ASSERT_EQ(cache->key_tile(), want_tile);
+    ASSERT_TRUE(cache->Reserve(seq, len).ok());
+    auto key = [&](int32_t layer, int32_t pos, int64_t e) {
+      return static_cast<float>(layer * 1000 + pos * 10 + e) / 8.0f;
+    };
+    std::vector<float> k(static_cast<size_t>(c.k_dim())), back(k.size());
+    for (int32_t layer = 0; layer < 2; ++layer) {
+      for (int32_t pos = 0; pos < len; ++pos) {
+        for (int64_t e = 0; e < c.k_dim(); ++e) k[static_cast<size_t>(e)] = key(layer, pos, e);
+        cache->StoreKey(layer, seq, pos, k.data(), c.k_dim());
+      }
+    }
+    for (int32_t layer = 0; layer < 2; ++layer) {
+      const KvRowMap map = cache->RowMap(layer, seq);
+      ASSERT_EQ(map.k_tile, want_tile);
+      for (int32_t pos = 0; pos < len; ++pos) {
+        cache->LoadKey(layer, seq, pos, c.k_dim(), back.data());
+        for (int64_t e = 0; e < c.k_dim(); ++e) {
+          const float want = Fp16ToFp32(Fp32ToFp16(key(layer, pos, e)));
+          ASSERT_EQ(back[static_cast<size_t>(e)], want) << layer << " " << pos << " " << e;
+          if (want_tile == 0) continue;
+          const auto* tile = reinterpret_cast<const uint16_t*>(map.KeyTile(pos));
+          ASSERT_EQ(Fp16ToFp32(tile[e * want_tile + pos % want_tile]), want) << pos;
+        }
+      }
+    }
+  };
+  for (const auto& [bs, tile] : std::vector<std::pair<int32_t, int32_t>>{
+           {16, 16}, {32, 16}, {8, 8}, {6, 2}, {3, 1}}) {
+    SCOPED_TRACE(bs);
+    PagedKvOptions o;
+    o.num_blocks = 8;
+    o.block_size = bs;
+    o.type = KvType::kF16;
+    auto paged = PagedKvStorage::Create(c, o).value();
+    paged->SetBlockTable(1, {5, 2, 7}, 0);
+    check(paged.get(), 1, 3 * bs - 1, tile);
+    // Block 2 (positions bs .. 2 bs - 1) copied to block 4 and read there.
+    paged->CopyBlock(2, 4);
+    paged->SetBlockTable(0, {5, 4}, 0);
+    ASSERT_TRUE(paged->Reserve(0, 2 * bs).ok());
+    std::vector<float> a(static_cast<size_t>(c.k_dim())), b(a.size());
+    for (int32_t pos = bs; pos < 2 * bs; ++pos) {
+      paged->LoadKey(1, 1, pos, c.k_dim(), a.data());
+      paged->LoadKey(1, 0, pos, c.k_dim(), b.data());
+      ASSERT_EQ(a, b) << pos;
+    }
+  }
+  for (KvType type : {KvType::kF32, KvType::kQ8_0}) {
+    PagedKvOptions o;
+    o.num_blocks = 4;
+    o.type = type;
+    ModelConfig c32 = c;
+    c32.head_dim_k = 16;  // Q8_0 rows: whole blocks of 32
+    c32.head_dim_v = 16;
+    auto paged = PagedKvStorage::Create(c32, o).value();
+    paged->SetBlockTable(0, {1}, 0);
+    EXPECT_EQ(paged->key_tile(), 0);
+    EXPECT_EQ(paged->RowMap(0, 0).k_tile, 0);
+  }
+  check(ContiguousKvStorage::Create(c, 21, 2, KvType::kF16).value().get(), 1, 21, 16);
+  check(ContiguousKvStorage::Create(c, 7, 1, KvType::kF32).value().get(), 0, 7, 0);
 }
 
 TEST(PagedKvStorageTest, RowsFollowTheBlockTable) {

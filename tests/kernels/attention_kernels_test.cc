@@ -1,5 +1,5 @@
-// The multi-row attention kernels (kernel_table.h: scores_*, wsum_*,
-// exp_sum): on every supported ISA, each result bitwise independent of the
+// The multi-row attention kernels (kernel_table.h: scores_*, scores_f16t,
+// wsum_*, exp_sum): on every supported ISA, each result bitwise independent of the
 // call's shape (the batch-invariance contract; wsum is the single-row axpy
 // sequence), and within float tolerance of a double-precision reference;
 // odd sizes throughout.
@@ -90,6 +90,62 @@ TEST(AttentionKernelsTest, ScoresDependOnlyOnRowAndPosition) {
               EXPECT_NEAR(outh[r * os + p], wanth * scale, tol) << what;
             }
             EXPECT_EQ(out[r * os + np], -1.0f) << "wrote past its slots";
+          }
+        }
+      }
+    }
+  }
+}
+
+// Scores over a key tile (scores_f16t): every table's are bitwise the
+// scalar table's (the score of a query row and key alone, whatever the rows,
+// keys, tile width and the key's lane), within float tolerance of a
+// double-precision dot, and nothing past the np keys is written. The tile
+// buffer ends at the last key read, so a read past it shows in the
+// sanitizer builds.
+TEST(AttentionKernelsTest, TileScoresAreTheScalarOnes) {
+  const KernelTable& scalar = GetKernels(Isa::kScalar);
+  for (const KernelTable* table : TablesUnderTest()) {
+    const KernelTable& t = *table;
+    for (int64_t n : kDims) {
+      for (int64_t w : {1, 2, 4, 8, 16}) {
+        for (int64_t first : {int64_t{0}, w / 2, w - 1}) {
+          for (int64_t np : {int64_t{1}, (w - first + 1) / 2, w - first}) {
+            for (int nr : kRows) {
+              const int64_t qs = n + 3;
+              const std::vector<float> q = RandomVec(nr * qs, 3), k = RandomVec(n * w, 4);
+              std::vector<uint16_t> kt(n * w), ahead(n * w, 0);
+              for (int64_t i = 0; i < n * w; ++i) kt[i] = Fp32ToFp16(k[i]);
+              kt.resize((n - 1) * w + first + np);  // ends at the last key read
+              const int64_t os = 19;
+              std::vector<float> out(nr * os, -1.0f), want(nr * os, -1.0f);
+              t.scores_f16t(q.data(), qs, nr, kt.data() + first, w, np, n, 0.125f, out.data(),
+                            os, ahead.data());
+              scalar.scores_f16t(q.data(), qs, nr, kt.data() + first, w, np, n, 0.125f,
+                                 want.data(), os, nullptr);
+              for (int r = 0; r < nr; ++r) {
+                for (int64_t p = 0; p < os; ++p) {
+                  const std::string what = std::string(t.name) + " n=" + std::to_string(n) +
+                                           " w=" + std::to_string(w) +
+                                           " first=" + std::to_string(first) +
+                                           " np=" + std::to_string(np) +
+                                           " nr=" + std::to_string(nr) +
+                                           " r=" + std::to_string(r) + " p=" + std::to_string(p);
+                  const float got = out[r * os + p];
+                  if (p >= np) {
+                    ASSERT_EQ(got, -1.0f) << what << ": wrote past its keys";
+                    continue;
+                  }
+                  ASSERT_TRUE(SameBits(got, want[r * os + p])) << what;
+                  double dot = 0;
+                  for (int64_t e = 0; e < n; ++e) {
+                    dot += double{q[r * qs + e]} * Fp16ToFp32(kt[e * w + first + p]);
+                  }
+                  const double tol = 1e-5 * (std::sqrt(static_cast<double>(n)) + 1) * 4;
+                  EXPECT_NEAR(got, dot * 0.125, tol) << what;
+                }
+              }
+            }
           }
         }
       }

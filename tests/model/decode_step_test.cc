@@ -65,7 +65,7 @@ void CheckAttention(const ModelConfig& c, KvType type,
       for (int32_t layer = 0; layer < c.n_layer; ++layer) {
         for (float& x : k) x = nd(rng);
         for (float& x : v) x = nd(rng);
-        StoreKvRow(type, k.data(), c.k_dim(), (*kv)->KeyData(layer, s, p));
+        (*kv)->StoreKey(layer, s, p, k.data(), c.k_dim());
         StoreKvRow(type, v.data(), c.v_dim(), (*kv)->ValueData(layer, s, p));
       }
     }
@@ -117,8 +117,13 @@ void CheckAttention(const ModelConfig& c, KvType type,
             c.IsLocalLayer(layer) && pos >= c.sliding_window
                 ? pos - static_cast<int32_t>(c.sliding_window) + 1
                 : 0;
-        a.k = ckv.KeyData(layer, batch.seq_ids[t], lo) +
-              (h / group) * c.head_dim_k * el;
+        // Tiled keys: row lo's tile, this head's part of it.
+        const int32_t w = ckv.key_tile();
+        a.k_tile = w;
+        a.k_lane = w > 0 ? lo % w : 0;
+        a.k = w > 0 ? ckv.KeyData(layer, batch.seq_ids[t], lo - lo % w) +
+                          (h / group) * c.head_dim_k * w * el
+                    : ckv.KeyData(layer, batch.seq_ids[t], lo) + (h / group) * c.head_dim_k * el;
         a.v = ckv.ValueData(layer, batch.seq_ids[t], lo) +
               (h / group) * c.head_dim_v * el;
         a.k_type = a.v_type = type == KvType::kF32 ? kernels::KvType::kF32

@@ -43,6 +43,14 @@ def test_default_model_uses_its_own_template(smol):
 
 
 def test_three_chats_answer_and_stop(client, golden):
+    """Every chat gets an answer free of template markers, and at least two
+    of the three end their turn by themselves. Not all three: at
+    temperature 0 this 135M model may loop on a line of a poem, and which
+    prompt does is a near tie that rounding flips (the haiku's first token
+    is "The" at -1.56 against "In" at -1.68 with f16 KV; "In" wins with f32
+    KV and in llama-server). test_chats_stop_after_their_answers checks
+    every chat's end of turn."""
+    stopped = 0
     for chat in golden["chats"]:
         r = client.chat.completions.create(
             model="weft", messages=chat["messages"], temperature=0,
@@ -50,8 +58,24 @@ def test_three_chats_answer_and_stop(client, golden):
         choice = r.choices[0]
         text = choice.message.content
         assert text and text.strip(), chat["messages"]
-        assert choice.finish_reason == "stop", (chat["messages"], text)
+        assert choice.finish_reason in ("stop", "length"), choice.finish_reason
         assert not MARKER.search(text), text
+        stopped += choice.finish_reason == "stop"
+    assert stopped >= 2
+
+
+def test_chats_stop_after_their_answers(smol, golden):
+    """Fed llama-server's answer to each chat, the model ends its turn
+    within a few tokens and the server stops there."""
+    for chat in golden["chats"]:
+        assert chat["finish_reason"] == "stop"
+        status, body = post(smol, "/v1/completions", {
+            "prompt": chat["prompt_ids"] + chat["answer_ids"],
+            "max_tokens": 4, "temperature": 0})
+        assert status == 200, body
+        choice = body["choices"][0]
+        assert choice["finish_reason"] == "stop", (chat["messages"], choice)
+        assert not choice["text"].strip(), choice["text"]
 
 
 def test_prompt_tokens_match_llama_server(smol, golden):
