@@ -284,15 +284,10 @@ void TileRows(const float* q, int64_t qs, const uint16_t* kt, int64_t w, int64_t
       acc[r][j] = _mm256_fmadd_ps(_mm256_set1_ps(q[r * qs + e]), kv, acc[r][j]);
     }
   };
-  const char* pf = reinterpret_cast<const char*>(ahead);
   const int64_t row_bytes = w * int64_t{sizeof(uint16_t)};
   int64_t e = 0;
   for (; e + 4 <= n; e += 4) {
-    if (pf != nullptr) {
-      for (int64_t o = (e * row_bytes + 63) & ~int64_t{63}; o < (e + 4) * row_bytes; o += 64) {
-        __builtin_prefetch(pf + o, 0, 3);
-      }
-    }
+    if (ahead != nullptr) PrefetchLines(ahead, e * row_bytes, (e + 4) * row_bytes);
     step(e, 0);
     step(e + 1, 1);
     step(e + 2, 2);

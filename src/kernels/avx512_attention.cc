@@ -239,13 +239,6 @@ void Scores(const float* q, int64_t qs, int nr, const void* const* rows,
   }
 }
 
-// Prefetches the lines of `ahead` (bytes [lo, hi) of it) that start there.
-[[gnu::always_inline]] static inline void PrefetchLines(const uint16_t* ahead, int64_t lo,
-                                                        int64_t hi) {
-  const char* a = reinterpret_cast<const char*>(ahead);
-  for (int64_t o = (lo + 63) & ~int64_t{63}; o < hi; o += 64) __builtin_prefetch(a + o, 0, 3);
-}
-
 // R query rows against the keys of a tile (kernel_table.h scores_f16t):
 // lane p is key p; chain j takes elements e = j (mod 4), each key vector
 // converted once for the R rows.

@@ -50,6 +50,14 @@ template <int64_t kElems, typename K>
   }
 }
 
+// Prefetches (into L1) the lines that start within bytes [lo, hi) of
+// `base`: the score kernels over key tiles (scores_f16t), a share of the
+// next tile per step.
+[[gnu::always_inline]] inline void PrefetchLines(const void* base, int64_t lo, int64_t hi) {
+  const char* a = static_cast<const char*>(base);
+  for (int64_t o = (lo + 63) & ~int64_t{63}; o < hi; o += 64) __builtin_prefetch(a + o, 0, 3);
+}
+
 // The rows p0 .. p0 + n - 1 of a call as K pointers in k[0 .. n) (a short
 // group, pn < n positions left, repeats its last row), and the same of
 // `ahead` in ah[]: returns ah, or null when ahead is.

@@ -116,6 +116,16 @@ struct SliceRows {
   }
 };
 
+// Prefetches kv head `share`'s share of n rows of `lines` lines each: lines
+// share, share + nk, ... of every row (so nk heads' calls split a block's
+// lines between them).
+void PrefetchShare(const uint8_t* const* rows, int64_t n, int64_t share, int64_t nk,
+                   int64_t lines) {
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t l = share; l < lines; l += nk) __builtin_prefetch(rows[j] + l * 64, 0, 3);
+  }
+}
+
 // Per calling thread, reused across calls: the plan's groups and tasks
 // (group, context slice), the partials, and each group's count of
 // unfinished tasks. (Tasks run on pool threads: they reach these through
@@ -214,11 +224,7 @@ class SliceAttention {
                                   int64_t k0, int64_t nk, int64_t row_lines, int64_t dim,
                                   const void** ahead) const {
     const bool q8 = type_ == KvType::kQ8_0;
-    for (int64_t j = q8 ? 0 : n; j < nn; ++j) {
-      for (int64_t l = kvh - k0; l < row_lines; l += nk) {
-        __builtin_prefetch(next[j] + l * 64, 0, 3);
-      }
-    }
+    PrefetchShare(next + (q8 ? 0 : n), nn - (q8 ? 0 : n), kvh - k0, nk, row_lines);
     if (q8 || nn == 0) return nullptr;
     const int64_t off = kvh * dim * static_cast<int64_t>(el_);
     const int64_t m = std::min(n, nn);
@@ -404,13 +410,7 @@ void SliceAttention::KeyTiles(const SliceRows& sr, int64_t k0, int64_t k1, int64
     const auto* next = t + w < j1 ? reinterpret_cast<const uint16_t*>(map.KeyTile(t + w)) : nullptr;
     for (int64_t kvh = k0; kvh < k1; ++kvh) {
       // The last tile's calls prefetch the first values (a share each).
-      if (next == nullptr) {
-        for (int64_t j = 0; j < n_values; ++j) {
-          for (int64_t l = kvh - k0; l < v_lines; l += k1 - k0) {
-            __builtin_prefetch(first_values[j] + l * 64, 0, 3);
-          }
-        }
-      }
+      if (next == nullptr) PrefetchShare(first_values, n_values, kvh - k0, k1 - k0, v_lines);
       kt_.scores_f16t(sc.q + (kvh - k0) * nr * hd_, hd_, static_cast<int>(nr),
                       tile + kvh * head_halves + (a - t), w, e - a, hd_, c_.attn_scale,
                       sc.scores + (kvh - k0) * nr * kSlice + (a - j0), kSlice,

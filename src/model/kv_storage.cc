@@ -197,7 +197,6 @@ StatusOr<std::unique_ptr<ContiguousKvStorage>> ContiguousKvStorage::Create(
   c->n_layer_ = static_cast<int32_t>(config.n_layer);
   c->capacity_ = capacity;
   c->slots_ = slots;
-  c->k_tile_ = tile;
   c->max_seqs_ = max_seqs;
   c->k_row_ = k_row;
   c->v_row_ = v_row;
@@ -267,7 +266,7 @@ KvRowMap ContiguousKvStorage::RowMap(int32_t layer, int32_t seq) const {
   m.v = v_.get() + slot0 * static_cast<size_t>(v_row_);
   m.k_row = k_row_;
   m.v_row = v_row_;
-  m.k_tile = k_tile_;
+  m.k_tile = key_tile();
   return m;
 }
 

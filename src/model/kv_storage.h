@@ -174,7 +174,7 @@ class ContiguousKvStorage : public KvStorage {
   int32_t Capacity() const override { return capacity_; }
   int32_t MaxSequences() const override { return max_seqs_; }
   KvType kv_type() const override { return type_; }
-  int32_t key_tile() const override { return k_tile_; }
+  int32_t key_tile() const override { return KeyTileFor(type_, 0); }
   using KvStorage::KeyData;
   using KvStorage::ValueData;
   uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) override;
@@ -193,8 +193,7 @@ class ContiguousKvStorage : public KvStorage {
   int32_t n_layer_ = 0;
   int32_t capacity_ = 0;
   int32_t max_seqs_ = 0;
-  int32_t slots_ = 0;   // slots per (layer, sequence): capacity_ in whole key tiles
-  int32_t k_tile_ = 0;  // KvRowMap::k_tile
+  int32_t slots_ = 0;  // slots per (layer, sequence): capacity_ in whole key tiles
   int64_t k_row_ = 0;  // bytes per key row
   int64_t v_row_ = 0;  // bytes per value row
   LargeBuffer k_;  // [n_layer, max_seqs, slots_, k_row_]
