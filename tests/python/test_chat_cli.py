@@ -25,24 +25,41 @@ class Terminal:
     """A tmux session running one command in a 200x50 window."""
 
     def __init__(self, command):
-        self.name = f"weft-chat-{os.getpid()}-{time.monotonic_ns()}"
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.name,
-                        "-x", "200", "-y", "50", command], check=True)
+        # A tmux server of its own (-L): with one shared server, killing the
+        # last session makes it exit while the next test's new-session may
+        # still reach its socket, and that new-session fails (seen once in
+        # CI, exit 1). Starting a server is retried once, with its error kept.
+        errors = []
+        for _ in range(2):
+            self.name = f"weft-chat-{os.getpid()}-{time.monotonic_ns()}"
+            r = subprocess.run(self.tmux("new-session", "-d", "-s", self.name,
+                                         "-x", "200", "-y", "50", command),
+                               capture_output=True, text=True)
+            if r.returncode == 0:
+                return
+            errors.append(f"exit {r.returncode}: {r.stderr.strip()}")
+            time.sleep(0.5)
+        raise RuntimeError("tmux new-session failed: " + "; ".join(errors))
+
+    def tmux(self, *args):
+        """A tmux command line for this terminal's own server."""
+        return ["tmux", "-L", self.name, "-f", "/dev/null", *args]
 
     def screen(self):
         """The whole scrollback and screen as text."""
-        r = subprocess.run(["tmux", "capture-pane", "-p", "-J", "-S", "-2000",
-                            "-t", self.name], capture_output=True, text=True)
+        r = subprocess.run(self.tmux("capture-pane", "-p", "-J", "-S", "-2000",
+                                     "-t", self.name),
+                           capture_output=True, text=True)
         return r.stdout
 
     def type(self, text):
-        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text],
+        subprocess.run(self.tmux("send-keys", "-t", self.name, "-l", text),
                        check=True)
-        subprocess.run(["tmux", "send-keys", "-t", self.name, "Enter"],
+        subprocess.run(self.tmux("send-keys", "-t", self.name, "Enter"),
                        check=True)
 
     def key(self, key):
-        subprocess.run(["tmux", "send-keys", "-t", self.name, key], check=True)
+        subprocess.run(self.tmux("send-keys", "-t", self.name, key), check=True)
 
     def wait_for(self, predicate, what, timeout=180.0):
         deadline = time.monotonic() + timeout
@@ -55,8 +72,14 @@ class Terminal:
                              + self.screen())
 
     def close(self):
-        subprocess.run(["tmux", "kill-session", "-t", self.name],
-                       capture_output=True)
+        subprocess.run(self.tmux("kill-server"), capture_output=True)
+        # tmux leaves the socket file of a killed server behind.
+        sockets = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"),
+                               f"tmux-{os.getuid()}")
+        try:
+            os.unlink(os.path.join(sockets, self.name))
+        except OSError:
+            pass
         if getattr(self, "tmp", None):
             shutil.rmtree(self.tmp, ignore_errors=True)
 
