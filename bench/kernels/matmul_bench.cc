@@ -232,7 +232,9 @@ BENCHMARK(BM_MatMulPairs)
 // matching compute ceiling (compute_peak.h, one thread, measured once).
 // Args: index into kX8Types, nc.
 constexpr GgmlType kX8Types[] = {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0,
-                                 GgmlType::kQ4_K, GgmlType::kQ6_K};
+                                 GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ4_1,
+                                 GgmlType::kQ5_1, GgmlType::kQ2_K, GgmlType::kQ3_K,
+                                 GgmlType::kQ5_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS};
 
 // One x8 group of `type` (kX8Rows weight rows of k) and nc activation rows
 // quantized for `kern`, from normal random values drawn with `seed`.
@@ -293,7 +295,7 @@ void BM_TileX8InL1(benchmark::State& state) {
   state.SetLabel(std::string(TypeName(type)) + " nc=" + std::to_string(nc) + " " + Kernels().name);
 }
 BENCHMARK(BM_TileX8InL1)
-    ->ArgsProduct({{0, 1, 2, 3, 4}, {1, 4, 16}})
+    ->ArgsProduct({benchmark::CreateDenseRange(0, std::size(kX8Types) - 1, 1), {1, 4, 16}})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 

@@ -166,7 +166,10 @@ void TileX8IQ4XS(int64_t k, const void* w, int nr, const void* xq, size_t xq_str
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const int s = 2 * p + h;
-#pragma GCC unroll 4
+        // Two code vectors per loop step: all four at once made GCC spill
+        // their madd results (pp512 on a Zen 3 VM: +20%, matmul_bench's
+        // BM_TileX8InL1 iq4_xs at 16 columns +5-9%).
+#pragma GCC unroll 2
         for (int j = 0; j < 4; ++j) {
           const __m256i v = _mm256_loadu_si256(
               reinterpret_cast<const __m256i*>(gb + kX8IQ4XSCodes + 128 * s + 32 * j));
