@@ -25,11 +25,12 @@ namespace {
 // leave room for 3 (Q6_K takes up to kX8WideCols at once, TileX8Q6KWide).
 constexpr int kX8ColsQ4K = 3;
 
-// Q4_K against Q8_K activations (packed_x8.h's Q4_K layout). Per chunk c
-// (sub-blocks 2c, 2c+1) the 8 low-nibble and 8 high-nibble maddubs of a
-// column add in int16 (|sum| <= 8 * 2 * 15 * 128), then madd with the
-// row's scale in both halves of its lane gives sc * dot in int32; the
-// mins madd against the pair (asum_2p, asum_2p+1) of the column. Per lane:
+// Q4_K against Q8_K activations (packed_x8.h's Q4_K layout). Per chunk c,
+// one sub-block at a time (2c from the low nibbles, then 2c + 1 from the
+// high): a column's maddubs add in int16 over the sub-block's 8 vectors
+// (|sum| <= 8 * 2 * 15 * 128), then madd with the row's scale in both
+// halves of its lane gives sc * dot in int32; the mins madd against the
+// pair (asum_2p, asum_2p+1) of the column. Per lane:
 //   acc = fma(float(isum), d * da, acc)
 //   accm = fma(float(msum), dmin * da, accm)
 //   y = acc - accm
@@ -37,56 +38,60 @@ constexpr int kX8ColsQ4K = 3;
 // kQ5: Q5_K (the Q5_K layout), each code's 5th bit or-ed in as bit 4 from
 // the chunk's h vectors (Bit5); the int16 sums then go to int32 every 4
 // vectors (|sum| <= 4 * 2 * 31 * 128).
+//
+// Both sub-blocks of a chunk at once (as before 2026-12-05) left too few
+// registers for 3 columns: GCC spilled ~100 times per call. One at a time,
+// BM_TileX8InL1 at 16 columns on a Zen 3 VM: Q4_K 73 -> 84, Q5_K 54 -> 64
+// GMAC/s (medians of six rounds). The int32 sums are the same in any
+// order, so the outputs did not change.
 template <int RC, bool kQ5 = false>
-void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq,
-               size_t xq_stride, float* y, size_t y_stride) {
+void TileX8Q4K(int64_t k, const void* w, int nr, const void* xq, size_t xq_stride,
+               float* y, size_t y_stride) {
   constexpr int kGB =
       kX8Rows * static_cast<int>(kQ5 ? kX8Q5KBlockBytes : kX8Q4KBlockBytes);
+  constexpr int kPer = kQ5 ? 4 : 8;  // vectors per int16 sum
   const BlockQ8_K* xb[RC];
   Q8KColumns<RC>(xq, xq_stride, xb);
   auto sums = [&](const uint8_t* gb, int64_t b, __m256i* isum) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
 #pragma GCC unroll 1
     for (int chunk = 0; chunk < 4; ++chunk) {
       __m256i sca, scb;
       Q4KChunkScales(gb, chunk, &sca, &scb);
-      const __m256i sc_lo = _mm256_or_si256(sca, _mm256_slli_epi32(sca, 16));
-      const __m256i sc_hi = _mm256_or_si256(scb, _mm256_slli_epi32(scb, 16));
-      __m256i s_lo[RC], s_hi[RC];
-#pragma GCC unroll 4
-      for (int c = 0; c < RC; ++c) s_lo[c] = s_hi[c] = _mm256_setzero_si256();
       __m256i h_lo, h_hi;
       Q45KChunkHigh<kQ5>(gb, chunk, &h_lo, &h_hi);
-      auto flush = [&] {
+      const uint8_t* codes = gb + 160 + 256 * chunk;
+#pragma GCC unroll 1
+      for (int half = 0; half < 2; ++half) {
+        const __m256i sc = half == 0 ? sca : scb;
+        const __m256i sc16 = _mm256_or_si256(sc, _mm256_slli_epi32(sc, 16));
+        const __m256i h = half == 0 ? h_lo : h_hi;
+#pragma GCC unroll 2
+        for (int q = 0; q < 8 / kPer; ++q) {
+          __m256i s16[RC];
 #pragma GCC unroll 4
-        for (int c = 0; c < RC; ++c) {
-          isum[c] = _mm256_add_epi32(
-              isum[c], _mm256_add_epi32(_mm256_madd_epi16(s_lo[c], sc_lo),
-                                        _mm256_madd_epi16(s_hi[c], sc_hi)));
-        }
-      };
+          for (int c = 0; c < RC; ++c) s16[c] = _mm256_setzero_si256();
 #pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) {
-        __m256i lo, hi;
-        Q45KCodes<kQ5>(gb, chunk, j, h_lo, h_hi, &lo, &hi);
+          for (int jj = 0; jj < kPer; ++jj) {
+            const int j = kPer * q + jj;
+            const __m256i v =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + 32 * j));
+            const __m256i nib = half == 0 ? v : _mm256_srli_epi16(v, 4);
+            __m256i code = _mm256_and_si256(nib, m4);
+            if constexpr (kQ5) code = _mm256_or_si256(code, Bit5(h, j));
 #pragma GCC unroll 4
-        for (int c = 0; c < RC; ++c) {
-          const int8_t* a = xb[c][b].qs + 64 * chunk + 4 * j;
-          s_lo[c] =
-              _mm256_add_epi16(s_lo[c], _mm256_maddubs_epi16(lo, Bcast4(a)));
-          s_hi[c] = _mm256_add_epi16(s_hi[c],
-                                     _mm256_maddubs_epi16(hi, Bcast4(a + 32)));
-          PinOrder(&s_lo[c]);
-          PinOrder(&s_hi[c]);
-        }
-        if constexpr (kQ5) {
-          if (j == 3) {
-            flush();
+            for (int c = 0; c < RC; ++c) {
+              const int8_t* a = xb[c][b].qs + 64 * chunk + 32 * half + 4 * j;
+              s16[c] = _mm256_add_epi16(s16[c], _mm256_maddubs_epi16(code, Bcast4(a)));
+              PinOrder(&s16[c]);
+            }
+          }
 #pragma GCC unroll 4
-            for (int c = 0; c < RC; ++c) s_lo[c] = s_hi[c] = _mm256_setzero_si256();
+          for (int c = 0; c < RC; ++c) {
+            isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(s16[c], sc16));
           }
         }
       }
-      flush();
     }
   };
   TileKFrame<RC, kGB, true>(k, w, nr, y, y_stride, sums,
@@ -308,7 +313,7 @@ void FillX8KQuants(KernelTable* t) {
   static_assert(kX8ColsQ4K == 3, "the TileByCols lists below");
   t->matmul_x8[static_cast<int>(WeightFormat::kQ4_K)] = MatMulKernel{
       ActFormat::kQ8K, q8k, nullptr,
-      TileByCols<TileX8Q4K<1, false>, TileX8Q4K<2, false>, TileX8Q4K<3, false>>, kX8Rows,
+      TileByCols<TileX8Q4K<1>, TileX8Q4K<2>, TileX8Q4K<3>>, kX8Rows,
       kX8ColsQ4K};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ5_K)] = MatMulKernel{
       ActFormat::kQ8K, q8k, nullptr,
