@@ -133,9 +133,17 @@ void KvStorage::StoreKey(int32_t layer, int32_t seq, int32_t pos, const float* k
     StoreKvRow(kv_type(), k, n, KeyData(layer, seq, pos));
     return;
   }
-  // The tile's slots are adjacent (w divides the block size).
+  // The tile's slots are adjacent (w divides the block size). Converted
+  // by the active table (bitwise Fp32ToFp16, as in StoreKvRow), a piece at
+  // a time, then scattered: the scalar conversion took ~2% of a prefill.
   uint16_t* h = reinterpret_cast<uint16_t*>(KeyData(layer, seq, pos - pos % w)) + pos % w;
-  for (int64_t e = 0; e < n; ++e) h[e * w] = Fp32ToFp16(k[e]);
+  constexpr int64_t kPiece = 256;
+  uint16_t piece[kPiece];
+  for (int64_t e0 = 0; e0 < n; e0 += kPiece) {
+    const int64_t m = std::min(kPiece, n - e0);
+    kernels::Kernels().f32_to_f16(k + e0, piece, m);
+    for (int64_t e = 0; e < m; ++e) h[(e0 + e) * w] = piece[e];
+  }
 }
 
 void KvStorage::LoadKey(int32_t layer, int32_t seq, int32_t pos, int64_t n, float* dst) const {
