@@ -24,6 +24,12 @@ namespace {
 // Activation rows per 3-row Q4_K / Q6_K tile call: their per-column sums
 // leave room for 3 (Q6_K takes up to kX8WideCols at once, TileX8Q6KWide).
 constexpr int kX8ColsQ4K = 3;
+// Q5_K takes 4 since its tile sums one sub-block at a time (four int16
+// and four int32 sums fit beside the codes): BM_TileX8InL1 at 16 columns
+// 63 -> 74 GMAC/s, pp512 of Q5_K_M +1-21% over three rounds on a Zen 3
+// VM. Q4_K gained less in L1 (85 -> 93) and its files' pp512 did not
+// move clearly (Q3_K_M lower in two of three rounds), so it keeps 3.
+constexpr int kX8ColsQ5K = 4;
 // IQ4_XS takes 4: its int32 sums need no per-column int16 partials, and a
 // code vector's table lookups and absolute values then serve 4 columns
 // (pp512 on a Zen 3 VM +2-11% over 3, four alternating rounds).
@@ -321,8 +327,8 @@ void FillX8KQuants(KernelTable* t) {
       kX8ColsQ4K};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ5_K)] = MatMulKernel{
       ActFormat::kQ8K, q8k, nullptr,
-      TileByCols<TileX8Q4K<1, true>, TileX8Q4K<2, true>, TileX8Q4K<3, true>>, kX8Rows,
-      kX8ColsQ4K};
+      TileByCols<TileX8Q4K<1, true>, TileX8Q4K<2, true>, TileX8Q4K<3, true>, TileX8Q4K<4, true>>,
+      kX8Rows, kX8ColsQ5K};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ6_K)] = MatMulKernel{
       ActFormat::kQ8K, q8k, nullptr, TileNX8Q6K, kX8Rows, kX8WideCols};
   t->matmul_x8[static_cast<int>(WeightFormat::kQ2_K)] = MatMulKernel{
