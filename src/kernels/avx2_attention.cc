@@ -293,6 +293,7 @@ void TileRows(const float* q, int64_t qs, const uint16_t* kt, int64_t w, int64_t
     step(e + 2, 2);
     step(e + 3, 3);
   }
+  if (ahead != nullptr && e < n) PrefetchLines(ahead, e * row_bytes, n * row_bytes);
   for (int j = 0; e < n; ++e, ++j) step(e, j);
   const __m256 vscale = _mm256_set1_ps(scale);
   for (int r = 0; r < R; ++r) {
