@@ -281,15 +281,13 @@ template <int R, bool kWhole>
 
 // R query rows against 8 keys (cnt of them real) of a tile
 // (kernel_table.h scores_f16t): lane p is key p; chain j takes elements
-// e = j (mod 4). kW > 0: the tile's width w is kW (the usual 16, so the
-// element rows' offsets are constants). The chains are indexed by
-// constants only, so that they stay in registers (a tail loop indexing
-// them by a variable kept them in memory: 114 -> ~100 ns per tile and
-// head call in L1, Zen 3).
-template <int R, bool kWhole, int kW>
-void TileRows(const float* q, int64_t qs, const uint16_t* kt, int64_t w_arg, int64_t cnt,
+// e = j (mod 4). The chains are indexed by constants only, so that they
+// stay in registers (a tail loop indexing them by a variable kept them in
+// memory: 114 -> ~100 ns per tile and head call in L1, Zen 3, with the
+// width also a constant).
+template <int R, bool kWhole>
+void TileRows(const float* q, int64_t qs, const uint16_t* kt, int64_t w, int64_t cnt,
               int64_t n, float scale, float* out, int64_t os, const uint16_t* ahead) {
-  const int64_t w = kW > 0 ? kW : w_arg;
   __m256 acc[4][R];
 #pragma GCC unroll 4
   for (int j = 0; j < 4; ++j) {
@@ -405,7 +403,7 @@ void TilePair(const float* q, int64_t qs, int nr, const uint16_t* kt, int64_t n,
 // (the accumulators fill the 16 registers), the first call prefetching
 // `ahead`. A half whose 8 lanes are not all keys is read through a copy:
 // its lanes past np may lie past the tile.
-template <bool kWhole, int kW>
+template <bool kWhole>
 void TileHalf(const float* q, int64_t qs, int nr, const uint16_t* kt, int64_t w, int64_t cnt,
               int64_t n, float scale, float* out, int64_t os, const uint16_t* ahead) {
   for (int r = 0; r < nr; r += 3) {
@@ -413,9 +411,9 @@ void TileHalf(const float* q, int64_t qs, int nr, const uint16_t* kt, int64_t w,
     float* o = out + r * os;
     const uint16_t* a = r == 0 ? ahead : nullptr;
     switch (std::min(3, nr - r)) {
-      case 1: TileRows<1, kWhole, kW>(qr, qs, kt, w, cnt, n, scale, o, os, a); break;
-      case 2: TileRows<2, kWhole, kW>(qr, qs, kt, w, cnt, n, scale, o, os, a); break;
-      default: TileRows<3, kWhole, kW>(qr, qs, kt, w, cnt, n, scale, o, os, a); break;
+      case 1: TileRows<1, kWhole>(qr, qs, kt, w, cnt, n, scale, o, os, a); break;
+      case 2: TileRows<2, kWhole>(qr, qs, kt, w, cnt, n, scale, o, os, a); break;
+      default: TileRows<3, kWhole>(qr, qs, kt, w, cnt, n, scale, o, os, a); break;
     }
   }
 }
@@ -431,12 +429,10 @@ void ScoresTile(const float* q, int64_t qs, int nr, const uint16_t* kt, int64_t 
   for (int64_t l0 = 0; l0 < np; l0 += 8) {
     const int64_t cnt = std::min<int64_t>(8, np - l0);
     const uint16_t* a = l0 == 0 ? ahead : nullptr;
-    if (cnt == 8 && w == 16) {
-      TileHalf<true, 16>(q, qs, nr, kt + l0, w, cnt, n, scale, out + l0, os, a);
-    } else if (cnt == 8) {
-      TileHalf<true, 0>(q, qs, nr, kt + l0, w, cnt, n, scale, out + l0, os, a);
+    if (cnt == 8) {
+      TileHalf<true>(q, qs, nr, kt + l0, w, cnt, n, scale, out + l0, os, a);
     } else {
-      TileHalf<false, 0>(q, qs, nr, kt + l0, w, cnt, n, scale, out + l0, os, a);
+      TileHalf<false>(q, qs, nr, kt + l0, w, cnt, n, scale, out + l0, os, a);
     }
   }
 }
