@@ -1,5 +1,6 @@
 // Decode attention over a filled KV cache (model::Attention), SmolLM2-135M
-// shaped: 30 layers, 9 query / 3 kv heads of 64, f16 KV. One iteration is
+// shaped: 30 layers, 9 query / 3 kv heads of 64, f16 KV (BM_DecodeAttentionQ8:
+// Q8_0 KV, --kv-type q8_0). One iteration is
 // one decode step's attention: B sequences at context `ctx`, every layer,
 // so the KV read (30 * ctx * 768 bytes per sequence) streams from L3 or
 // memory as in a real step.
@@ -41,12 +42,12 @@ ModelConfig SmolShape() {
 // cold: each iteration starts after a 512 MiB read (timing paused), so the
 // KV rows come from memory as in a model's step, where the weights' read
 // evicts them; otherwise a small KV stays in the L3 between iterations.
-void DecodeAttention(benchmark::State& state, bool cold) {
+void DecodeAttention(benchmark::State& state, bool cold, KvType type = KvType::kF16) {
   const int32_t ctx = static_cast<int32_t>(state.range(0));
   const int32_t seqs = static_cast<int32_t>(state.range(1));
   const int threads = static_cast<int>(state.range(2));
   const ModelConfig c = SmolShape();
-  auto kv = ContiguousKvStorage::Create(c, ctx + 1, seqs, KvType::kF16);
+  auto kv = ContiguousKvStorage::Create(c, ctx + 1, seqs, type);
   if (!kv.ok()) {
     state.SkipWithError(kv.status().ToString().c_str());
     return;
@@ -61,7 +62,7 @@ void DecodeAttention(benchmark::State& state, bool cold) {
       for (int32_t p = 0; p <= ctx; ++p) {
         for (float& x : row) x = nd(rng);
         (*kv)->StoreKey(layer, s, p, row.data(), c.k_dim());
-        StoreKvRow(KvType::kF16, row.data(), c.v_dim(), (*kv)->ValueData(layer, s, p));
+        StoreKvRow(type, row.data(), c.v_dim(), (*kv)->ValueData(layer, s, p));
       }
     }
     (*kv)->Commit(s, ctx + 1);
@@ -92,7 +93,8 @@ void DecodeAttention(benchmark::State& state, bool cold) {
     benchmark::DoNotOptimize(out.data());
   }
   benchmark::DoNotOptimize(sink);
-  const double kv_bytes = 2.0 * c.n_layer * seqs * (ctx + 1) * c.k_dim() * 2;
+  const double row_bytes = type == KvType::kQ8_0 ? c.k_dim() / 32.0 * 34 : c.k_dim() * 2.0;
+  const double kv_bytes = 2.0 * c.n_layer * seqs * (ctx + 1) * row_bytes;
   state.counters["KV_MB"] = kv_bytes / 1e6;
   state.counters["KV_GBps"] =
       benchmark::Counter(kv_bytes * static_cast<double>(state.iterations()) / 1e9,
@@ -100,6 +102,9 @@ void DecodeAttention(benchmark::State& state, bool cold) {
 }
 void BM_DecodeAttention(benchmark::State& state) { DecodeAttention(state, false); }
 void BM_DecodeAttentionCold(benchmark::State& state) { DecodeAttention(state, true); }
+void BM_DecodeAttentionQ8(benchmark::State& state) {
+  DecodeAttention(state, false, KvType::kQ8_0);
+}
 BENCHMARK(BM_DecodeAttention)
     ->ArgNames({"ctx", "B", "threads"})
     ->ArgsProduct({{1000, 2000, 4000}, {1, 16}, {1, 2}})
@@ -107,6 +112,10 @@ BENCHMARK(BM_DecodeAttention)
 BENCHMARK(BM_DecodeAttentionCold)
     ->ArgNames({"ctx", "B", "threads"})
     ->ArgsProduct({{1000, 2000, 4000}, {1}, {1, 2}})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecodeAttentionQ8)
+    ->ArgNames({"ctx", "B", "threads"})
+    ->ArgsProduct({{1000, 2000, 4000}, {1, 16}, {1, 2}})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "kernels/avx2_internal.h"
+#include "kernels/avx2_reduce.h"
 #include "kernels/wsum_blocks.h"
 #include "kernels/simd_x86.h"
 
@@ -32,16 +33,6 @@ static inline __m256 Load8(const uint16_t* p) {
 }
 static inline float Scalar(float x) { return x; }
 static inline float Scalar(uint16_t h) { return Fp16(h); }
-
-// Lane p = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) of a[p]: the
-// same sum for every lane, whichever position it holds.
-static inline __m256 Reduce8(const __m256* a) {
-  const __m256 t0 = _mm256_hadd_ps(a[0], a[1]), t1 = _mm256_hadd_ps(a[2], a[3]);
-  const __m256 t2 = _mm256_hadd_ps(a[4], a[5]), t3 = _mm256_hadd_ps(a[6], a[7]);
-  const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
-  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20),
-                       _mm256_permute2f128_ps(u0, u1, 0x31));
-}
 
 // Lane p: q . k[p] over elements [0, n8) (n8 a multiple of 8), one
 // accumulator per position; prefetches ahead[p] (null: none).
@@ -72,14 +63,6 @@ static inline void TailScores(const float* lane, int64_t pn, const float* qr, co
     for (int64_t j = n8; j < n; ++j) v += qr[j] * Scalar(k[p][j]);
     o[p] = v * scale;
   }
-}
-
-// Reduce8's tree for 4 vectors: lane p < 4 = the sum of a[p]'s 8 lanes,
-// bitwise Reduce8's (per 128-bit half: (x0 + x1) + (x2 + x3), then the
-// halves added).
-static inline __m128 Reduce4(const __m256* a) {
-  const __m256 u = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
-  return _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
 }
 
 // R query rows against 4 positions k[0 .. 3] over elements [0, n8), each
@@ -455,6 +438,7 @@ void FillAttention(KernelTable* t) {
   t->scores_f16t = ScoresTile;
   t->wsum_f32 = Wsum<Ops8, float>;
   t->wsum_f16 = Wsum<Ops8, uint16_t>;
+  FillAttentionQ8(t);
 }
 
 }  // namespace weft::kernels::avx2

@@ -16,6 +16,7 @@ void FillKQuants(KernelTable* t);         // avx2_kquants.cc
 void FillLegacyTiles(KernelTable* t);     // avx2_legacy_tiles.cc (after FillFloatAndLegacy)
 void FillOps(KernelTable* t);             // avx2_ops.cc
 void FillAttention(KernelTable* t);       // avx2_attention.cc
+void FillAttentionQ8(KernelTable* t);     // avx2_attention_q8.cc (FillAttention calls)
 void FillPeak(KernelTable* t);            // avx2_peak.cc
 
 }  // namespace avx2

@@ -276,6 +276,19 @@ struct KernelTable {
   void (*wsum_f16)(const void* const* rows, const void* const* ahead, int64_t np,
                    const float* alpha, int64_t alpha_stride, int nr, int64_t n, float* y,
                    int64_t y_stride) = nullptr;
+  // The same two over Q8_0 rows, without a dequantized copy: rows[p] holds
+  // the n / 32 Q8_0 blocks of a kv head's part of a cached row (n a
+  // multiple of 32). Each is bitwise scores_f32 / wsum_f32 of the AVX2 (or
+  // scalar) table over the rows as q8_0_to_f32 gives them, so a score and a
+  // y element are fixed functions of their inputs, as there; the AVX-512
+  // and NEON tables keep the entries of the table they build on (AVX2's,
+  // the scalar one's). Null: the caller dequantizes the rows.
+  void (*scores_q8_0)(const float* q, int64_t q_stride, int nr, const void* const* rows,
+                      int64_t np, int64_t n, float scale, float* out,
+                      int64_t out_stride) = nullptr;
+  void (*wsum_q8_0)(const void* const* rows, int64_t np, const float* alpha,
+                    int64_t alpha_stride, int nr, int64_t n, float* y,
+                    int64_t y_stride) = nullptr;
   // Reads n bytes (n a multiple of 64, p 64-byte aligned) and returns a
   // value that depends on every one of them (the bandwidth probe).
   uint64_t (*read_bytes)(const void* p, size_t n) = nullptr;

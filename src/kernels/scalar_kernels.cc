@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/kernel_table.h"
 #include "kernels/scalar_internal.h"
@@ -286,6 +287,28 @@ void Wsum(const void* const* rows, const void* const* /*ahead*/, int64_t np,
   }
 }
 
+// The Q8_0 entries (kernel_table.h scores_q8_0, wsum_q8_0): each row
+// dequantized by Q8_0ToF32, then Scores<float> / Wsum<float>'s arithmetic
+// (positions outer, so a row is dequantized once; each score and each
+// row's sequence of axpys is unchanged).
+void ScoresQ8(const float* q, int64_t q_stride, int nr, const void* const* rows, int64_t np,
+              int64_t n, float scale, float* out, int64_t out_stride) {
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t p = 0; p < np; ++p) {
+    Q8_0ToF32(rows[p], n, x.data());
+    for (int r = 0; r < nr; ++r) out[r * out_stride + p] = VecDotF32(q + r * q_stride, x.data(), n) * scale;
+  }
+}
+
+void WsumQ8(const void* const* rows, int64_t np, const float* alpha, int64_t alpha_stride,
+            int nr, int64_t n, float* y, int64_t y_stride) {
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t p = 0; p < np; ++p) {
+    Q8_0ToF32(rows[p], n, x.data());
+    for (int r = 0; r < nr; ++r) AxpyF32(alpha[r * alpha_stride + p], x.data(), y + r * y_stride, n);
+  }
+}
+
 KernelTable MakeScalarTable() {
   KernelTable t;
   t.name = "scalar";
@@ -326,6 +349,8 @@ KernelTable MakeScalarTable() {
   t.exp_sum = ExpSum;
   t.wsum_f32 = Wsum<float, AxpyF32>;
   t.wsum_f16 = Wsum<uint16_t, AxpyF16>;
+  t.scores_q8_0 = ScoresQ8;
+  t.wsum_q8_0 = WsumQ8;
   t.read_bytes = ReadBytes;
   return t;
 }

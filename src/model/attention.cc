@@ -26,6 +26,8 @@ namespace {
 // Query rows (tokens x query heads of one kv head) per attention task: the
 // key and value rows a task reads serve all of them.
 constexpr int64_t kRowsPerTask = 16;
+// Most query rows of a task that reads Q8_0 rows through the Q8_0 kernels.
+constexpr int64_t kQ8DirectMaxRows = 4;
 // Positions per dequantized tile of Q8_0 rows.
 constexpr int64_t kTileRows = 16;
 constexpr int64_t kSlice = kernels::kAttentionSlice;
@@ -151,7 +153,9 @@ class SliceAttention {
         out_(out), b_(*buf), group_(c.n_head / c.n_head_kv), hd_(c.head_dim_k),
         hdv_(c.head_dim_v), stride_(kernels::SlicePartialFloats(c.head_dim_v)),
         local_(c.IsLocalLayer(layer)), type_(cache.kv_type()),
-        el_(type_ == KvType::kF32 ? 4 : 2) {}
+        el_(type_ == KvType::kF32 ? 4 : 2),
+        q8_kernels_(type_ == KvType::kQ8_0 && kt_.scores_q8_0 != nullptr &&
+                   kt_.wsum_q8_0 != nullptr && hd_ % kQK8_0 == 0 && hdv_ % kQK8_0 == 0) {}
 
   // Splits the batch into groups and tasks; returns the number of tasks.
   int64_t Plan(int n_threads);
@@ -198,9 +202,14 @@ class SliceAttention {
     p[1] = kernels::SliceSoftmax(kt_, s + a, e - a, c_.attn_softcap, &p[0]);
   }
   // rows[j] = kv head kvh's part (dim elements) of base[j] for j < n, or of
-  // its dequantized copy in `tile` (Q8_0).
-  void HeadRows(const uint8_t* const* base, int64_t n, int64_t kvh, int64_t dim, float* tile,
-                const void** rows) const {
+  // its dequantized copy in `tile` (Q8_0 rows unless q8_direct).
+  void HeadRows(const uint8_t* const* base, int64_t n, int64_t kvh, int64_t dim, bool q8_direct,
+                float* tile, const void** rows) const {
+    if (q8_direct) {
+      const int64_t off = kvh * dim / kQK8_0 * static_cast<int64_t>(sizeof(BlockQ8_0));
+      for (int64_t j = 0; j < n; ++j) rows[j] = base[j] + off;
+      return;
+    }
     if (type_ == KvType::kQ8_0) {
       for (int64_t j = 0; j < n; ++j) {
         LoadQ8Head(base[j], kvh * dim, dim, tile + j * dim);
@@ -246,6 +255,10 @@ class SliceAttention {
   const bool local_;
   const KvType type_;
   const size_t el_;  // bytes per element of F32 / F16 rows
+  // The table has Q8_0 kernels and each kv head's part of a Q8_0 row is
+  // whole blocks: tasks with few query rows pass the rows to them as they
+  // are (RunTask).
+  const bool q8_kernels_;
 };
 
 int64_t SliceAttention::Plan(int n_threads) {
@@ -343,6 +356,12 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   // call(kvh, b, n, rows, ahead): rows = kv head kvh's part of positions
   // b .. b+n of the slice, as HeadRows gives them; ahead as PrefetchNext.
   const SliceRows sr{cache_.RowMap(layer_, seq), j0, j1, g.hi};
+  // Q8_0 rows: a decode task's few query rows read them through the Q8_0
+  // kernels, which dequantize in registers once per group of 3-4 rows; a
+  // prompt chunk's many rows share a dequantized tile instead (pp512 at
+  // depth 2,000: 340 -> 287 tok/s through the kernels). Both give the
+  // same bits (kernel_table.h), so the choice never changes a result.
+  const bool q8_direct = q8_kernels_ && nr <= kQ8DirectMaxRows;
   const int64_t nk_heads = g.k1 - g.k0;
   auto each_block = [&](bool key, auto&& call) {
     const int64_t row_lines = ((key ? sr.map.k_row : sr.map.v_row) + 63) / 64;
@@ -361,7 +380,7 @@ void SliceAttention::RunTask(int64_t job, int thread) {
       for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
         const void* const* ah =
             PrefetchNext(base, n, next, n_next, kvh, g.k0, nk_heads, row_lines, dim, ahead);
-        HeadRows(base, n, kvh, dim, sc.tile, rows);
+        HeadRows(base, n, kvh, dim, q8_direct, sc.tile, rows);
         call(kvh, b, n, rows, ah);
       }
       std::swap(base, next);
@@ -372,6 +391,11 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   } else {
     each_block(true, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows,
                          const void* const* ah) {
+      if (q8_direct) {
+        kt_.scores_q8_0(sc.q + (kvh - g.k0) * nr * hd_, hd_, static_cast<int>(nr), rows, n, hd_,
+                        c_.attn_scale, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice);
+        return;
+      }
       (type_ == KvType::kF16 ? kt_.scores_f16 : kt_.scores_f32)(
           sc.q + (kvh - g.k0) * nr * hd_, hd_, static_cast<int>(nr), rows, ah, n, hd_,
           c_.attn_scale, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice);
@@ -386,6 +410,11 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   }
   each_block(false, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows,
                         const void* const* ah) {
+    if (q8_direct) {
+      kt_.wsum_q8_0(rows, n, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice,
+                    static_cast<int>(nr), hdv_, part(kvh) + sl * stride_ + 2, row_stride);
+      return;
+    }
     (type_ == KvType::kF16 ? kt_.wsum_f16 : kt_.wsum_f32)(
         rows, ah, n, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice, static_cast<int>(nr), hdv_,
         part(kvh) + sl * stride_ + 2, row_stride);
