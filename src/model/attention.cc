@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/ops.h"
+#include "model/slice_rows.h"
 #include "tensor/blocks.h"
 
 namespace weft::model {
@@ -23,13 +24,15 @@ void WriteKv(const ModelConfig& c, int32_t layer, const Batch& batch,
 
 namespace {
 
+using attention_internal::kTileRows;
+using attention_internal::PrefetchShare;
+using attention_internal::SliceRows;
+
 // Query rows (tokens x query heads of one kv head) per attention task: the
 // key and value rows a task reads serve all of them.
 constexpr int64_t kRowsPerTask = 16;
 // Most query rows of a task that reads Q8_0 rows through the Q8_0 kernels.
 constexpr int64_t kQ8DirectMaxRows = 4;
-// Positions per dequantized tile of Q8_0 rows.
-constexpr int64_t kTileRows = 16;
 constexpr int64_t kSlice = kernels::kAttentionSlice;
 
 // Consecutive tokens of one sequence at consecutive positions that share a
@@ -74,60 +77,6 @@ int64_t AttentionScratchFloats(const ModelConfig& c) {
 
 namespace {
 
-// (Tiled F16 keys, KvRowMap::k_tile, take SliceAttention::KeyTiles'
-// order instead: a tile is its slots' bytes, so the values' last block
-// prefetching the next slice's first keys by row still reads that tile.)
-// The cached rows of one task's slice, keys [j0, j1): its blocks of
-// kTileRows positions are read in order, every kv head of a block before
-// the next block, so the rows (all heads of a position side by side) are
-// read each once. The rows one block ahead are prefetched as the block
-// is read (SliceAttention::PrefetchNext): by the kernels, a line or two
-// among each position's multiply-adds, for F16 / F32 rows; a share before
-// each kv head's call for Q8_0 rows. Bursts of a block's prefetches fill
-// the core's fill buffers and stall it: spreading them over the heads'
-// calls took attention_bench ctx 2,000, B=16, 1 thread from 93 to 84 ms,
-// and into the kernels, 2 threads, from 38.3-38.9 to 34.9-35.3 ms. One
-// block ahead: farther measured no faster on a 2-core Xeon.
-// The last block of the keys prefetches the first values, and the last
-// of the values the next slice's first keys (the slice a thread usually
-// runs next), so no pass starts on a cold block (attention_bench, ctx
-// 1,000-4,000, 2 threads: B=16 -3 to -4%, one sequence from memory -2%).
-struct SliceRows {
-  KvRowMap map;
-  int32_t j0, j1;  // this slice's keys
-  int32_t hi;      // the group's last key (the next slice's keys end there)
-
-  // The rows from `at` positions past j0 in reading order, at most n, in
-  // out: this pass's (keys or values) within the slice, then the next
-  // pass's first block (the values from j0, or the next slice's keys from
-  // j1); returns how many there are.
-  int64_t AheadRows(bool key, int64_t at, int64_t n, const uint8_t** out) const {
-    const int64_t span = j1 - j0;
-    int64_t done = 0;
-    if (at < span) {
-      done = std::min(n, span - at);
-      map.Rows(key, j0 + static_cast<int32_t>(at), done, out);
-    }
-    if (done == n) return done;
-    const int32_t first = key ? j0 : j1;
-    const int64_t skip = std::max<int64_t>(0, at - span);  // rows of the next pass passed over
-    const int32_t end = std::min(key ? j1 : hi + 1, first + static_cast<int32_t>(kTileRows));
-    const int64_t more = std::clamp<int64_t>(end - first - skip, 0, n - done);
-    map.Rows(!key, first + static_cast<int32_t>(skip), more, out + done);
-    return done + more;
-  }
-};
-
-// Prefetches kv head `share`'s share of n rows of `lines` lines each: lines
-// share, share + nk, ... of every row (so nk heads' calls split a block's
-// lines between them).
-void PrefetchShare(const uint8_t* const* rows, int64_t n, int64_t share, int64_t nk,
-                   int64_t lines) {
-  for (int64_t j = 0; j < n; ++j) {
-    for (int64_t l = share; l < lines; l += nk) __builtin_prefetch(rows[j] + l * 64, 0, 3);
-  }
-}
-
 // Per calling thread, reused across calls: the plan's groups and tasks
 // (group, context slice), the partials, and each group's count of
 // unfinished tasks. (Tasks run on pool threads: they reach these through
@@ -167,6 +116,28 @@ class SliceAttention {
   // part of the next tile.
   void KeyTiles(const SliceRows& sr, int64_t k0, int64_t k1, int64_t nr,
                 const TaskScratch& sc) const;
+  // A block of n key rows' scores (s: [nr, kSlice] from the block's first
+  // key) or value rows' weighted sums into the partials' o (y, rows ys
+  // apart), by the KV type's kernel: Q8_0 rows as they are when q8_direct,
+  // else HeadRows' rows; ah as PrefetchNext gives it.
+  void ScoreRows(const void* const* rows, const void* const* ah, int64_t n, bool q8_direct,
+                 const float* q, int64_t nr, float* s) const {
+    if (q8_direct) {
+      kt_.scores_q8_0(q, hd_, static_cast<int>(nr), rows, n, hd_, c_.attn_scale, s, kSlice);
+    } else {
+      (type_ == KvType::kF16 ? kt_.scores_f16 : kt_.scores_f32)(
+          q, hd_, static_cast<int>(nr), rows, ah, n, hd_, c_.attn_scale, s, kSlice);
+    }
+  }
+  void SumRows(const void* const* rows, const void* const* ah, int64_t n, bool q8_direct,
+               const float* s, int64_t nr, float* y, int64_t ys) const {
+    if (q8_direct) {
+      kt_.wsum_q8_0(rows, n, s, kSlice, static_cast<int>(nr), hdv_, y, ys);
+    } else {
+      (type_ == KvType::kF16 ? kt_.wsum_f16 : kt_.wsum_f32)(rows, ah, n, s, kSlice,
+                                                            static_cast<int>(nr), hdv_, y, ys);
+    }
+  }
   // Merges group g's partials (parts: [k1 - k0, nr, n_slices, stride])
   // into its rows of the output, slice by slice in order.
   void MergeGroup(const Group& g, const float* parts) const;
@@ -356,11 +327,9 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   // call(kvh, b, n, rows, ahead): rows = kv head kvh's part of positions
   // b .. b+n of the slice, as HeadRows gives them; ahead as PrefetchNext.
   const SliceRows sr{cache_.RowMap(layer_, seq), j0, j1, g.hi};
-  // Q8_0 rows: a decode task's few query rows read them through the Q8_0
-  // kernels, which dequantize in registers once per group of 3-4 rows; a
-  // prompt chunk's many rows share a dequantized tile instead (pp512 at
-  // depth 2,000: 340 -> 287 tok/s through the kernels). Both give the
-  // same bits (kernel_table.h), so the choice never changes a result.
+  // Q8_0 kernels dequantize once per 3-4 query rows: a prompt chunk's rows
+  // share a dequantized tile (pp512 @ d2000: 340 -> 287 tok/s all through
+  // them). Both give the same bits: the choice never changes a result.
   const bool q8_direct = q8_kernels_ && nr <= kQ8DirectMaxRows;
   const int64_t nk_heads = g.k1 - g.k0;
   auto each_block = [&](bool key, auto&& call) {
@@ -391,14 +360,8 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   } else {
     each_block(true, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows,
                          const void* const* ah) {
-      if (q8_direct) {
-        kt_.scores_q8_0(sc.q + (kvh - g.k0) * nr * hd_, hd_, static_cast<int>(nr), rows, n, hd_,
-                        c_.attn_scale, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice);
-        return;
-      }
-      (type_ == KvType::kF16 ? kt_.scores_f16 : kt_.scores_f32)(
-          sc.q + (kvh - g.k0) * nr * hd_, hd_, static_cast<int>(nr), rows, ah, n, hd_,
-          c_.attn_scale, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice);
+      ScoreRows(rows, ah, n, q8_direct, sc.q + (kvh - g.k0) * nr * hd_, nr,
+                sc.scores + (kvh - g.k0) * nr * kSlice + b);
     });
   }
   for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
@@ -410,14 +373,8 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   }
   each_block(false, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows,
                         const void* const* ah) {
-    if (q8_direct) {
-      kt_.wsum_q8_0(rows, n, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice,
-                    static_cast<int>(nr), hdv_, part(kvh) + sl * stride_ + 2, row_stride);
-      return;
-    }
-    (type_ == KvType::kF16 ? kt_.wsum_f16 : kt_.wsum_f32)(
-        rows, ah, n, sc.scores + (kvh - g.k0) * nr * kSlice + b, kSlice, static_cast<int>(nr), hdv_,
-        part(kvh) + sl * stride_ + 2, row_stride);
+    SumRows(rows, ah, n, q8_direct, sc.scores + (kvh - g.k0) * nr * kSlice + b, nr,
+            part(kvh) + sl * stride_ + 2, row_stride);
   });
   // The group's last task merges its rows' partials.
   if (b_.pending[gi].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
