@@ -407,6 +407,10 @@ void FillAttention(KernelTable* t) {
   t->scores_f16t = ScoresTile;
   t->wsum_f32 = Wsum<Ops16, float>;
   t->wsum_f16 = Wsum<Ops16, uint16_t>;
+  // The AVX2 Q8_0 kernels reproduce AVX2's score tree, not this table's:
+  // Q8_0 rows go through the dequantized tile and these float kernels.
+  t->scores_q8_0 = nullptr;
+  t->wsum_q8_0 = nullptr;
 }
 
 }  // namespace weft::kernels::avx512

@@ -278,11 +278,10 @@ struct KernelTable {
                    int64_t y_stride) = nullptr;
   // The same two over Q8_0 rows, without a dequantized copy: rows[p] holds
   // the n / 32 Q8_0 blocks of a kv head's part of a cached row (n a
-  // multiple of 32). Each is bitwise scores_f32 / wsum_f32 of the AVX2 (or
-  // scalar) table over the rows as q8_0_to_f32 gives them, so a score and a
-  // y element are fixed functions of their inputs, as there; the AVX-512
-  // and NEON tables keep the entries of the table they build on (AVX2's,
-  // the scalar one's). Null: the caller dequantizes the rows.
+  // multiple of 32). Each is bitwise this table's scores_f32 / wsum_f32
+  // over the rows as q8_0_to_f32 gives them (the model mixes both paths).
+  // Scalar and AVX2 (NEON keeps the scalar ones); null where there is none
+  // (AVX-512: its float scores sum 16 lanes): the caller dequantizes.
   void (*scores_q8_0)(const float* q, int64_t q_stride, int nr, const void* const* rows,
                       int64_t np, int64_t n, float scale, float* out,
                       int64_t out_stride) = nullptr;

@@ -296,17 +296,8 @@ TEST(AttentionKernelsTest, F32ToF16MatchesScalarConversion) {
 }
 
 // The Q8_0 entries (scores_q8_0, wsum_q8_0), on every table that has them:
-// bitwise the float kernels of the table they follow (AVX2's on x86, the
-// scalar one's elsewhere) over the rows as q8_0_to_f32 dequantizes them,
-// whatever the call's shape.
-// The table whose scores_f32 / wsum_f32 a table's Q8_0 entries reproduce.
-const KernelTable& FloatTableOf(const KernelTable& t) {
-  const std::string name = t.name;
-  if (name.rfind("avx512", 0) == 0 || name.rfind("amx", 0) == 0) return GetKernels(Isa::kAvx2);
-  if (name == "neon") return GetKernels(Isa::kScalar);
-  return t;
-}
-
+// bitwise the same table's float kernels over the rows as q8_0_to_f32
+// dequantizes them (the model mixes both paths), whatever the call's shape.
 // np cached rows of n elements (n a multiple of 32), each padded by a
 // block so that a kernel reading past a row's end would read other data.
 struct Q8Rows {
@@ -342,7 +333,6 @@ TEST(AttentionKernelsTest, Q8_0ScoresAreTheFloatScoresOfTheDequantizedRows) {
   for (const KernelTable* table : TablesUnderTest()) {
     const KernelTable& t = *table;
     if (t.scores_q8_0 == nullptr) continue;
-    const KernelTable& ft = FloatTableOf(t);
     for (int64_t n : kQ8Dims) {
       for (int64_t np : kQ8Positions) {
         const Q8Rows rows(np, n, static_cast<uint32_t>(n * 100 + np));
@@ -350,7 +340,7 @@ TEST(AttentionKernelsTest, Q8_0ScoresAreTheFloatScoresOfTheDequantizedRows) {
           const std::vector<float> q = RandomVec(nr * n, static_cast<uint32_t>(nr));
           std::vector<float> got(nr * np, -1.0f), want(nr * np, -2.0f);
           t.scores_q8_0(q.data(), n, nr, rows.q8.data(), np, n, 0.125f, got.data(), np);
-          ft.scores_f32(q.data(), n, nr, rows.f32.data(), nullptr, np, n, 0.125f, want.data(),
+          t.scores_f32(q.data(), n, nr, rows.f32.data(), nullptr, np, n, 0.125f, want.data(),
                         np);
           ASSERT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
               << t.name << " n=" << n << " np=" << np << " nr=" << nr;
@@ -373,7 +363,6 @@ TEST(AttentionKernelsTest, Q8_0WsumIsTheFloatWsumOfTheDequantizedRows) {
   for (const KernelTable* table : TablesUnderTest()) {
     const KernelTable& t = *table;
     if (t.wsum_q8_0 == nullptr) continue;
-    const KernelTable& ft = FloatTableOf(t);
     for (int64_t n : kQ8Dims) {
       for (int64_t np : kQ8Positions) {
         const Q8Rows rows(np, n, static_cast<uint32_t>(n * 7 + np));
@@ -383,7 +372,7 @@ TEST(AttentionKernelsTest, Q8_0WsumIsTheFloatWsumOfTheDequantizedRows) {
           const int64_t ys = n + 1;
           std::vector<float> got = RandomVec(nr * ys, 3), want = got;
           t.wsum_q8_0(rows.q8.data(), np, alpha.data(), np, nr, n, got.data(), ys);
-          ft.wsum_f32(rows.f32.data(), nullptr, np, alpha.data(), np, nr, n, want.data(), ys);
+          t.wsum_f32(rows.f32.data(), nullptr, np, alpha.data(), np, nr, n, want.data(), ys);
           ASSERT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
               << t.name << " n=" << n << " np=" << np << " nr=" << nr;
         }

@@ -18,6 +18,7 @@
 #include "kernels/thread_pool.h"
 #include "model/attention.h"
 #include "model/model.h"
+#include "tests/kernels/tables_under_test.h"
 #include "tests/model/synthetic.h"
 
 namespace weft::model {
@@ -146,9 +147,11 @@ void CheckAttention(const ModelConfig& c, KvType type,
   }
 }
 
+// On every table under test, the emulated AVX-512 one included (its Q8_0
+// rows must take one path whether a token comes alone or in a chunk).
 TEST(DecodeAttentionTest, GroupedHeadsMatchSingleQueryKernel) {
-  for (kernels::Isa isa : kernels::SupportedIsas()) {
-    const kernels::KernelTable& kt = kernels::GetKernels(isa);
+  for (const kernels::KernelTable* table : kernels::testing::TablesUnderTest()) {
+    const kernels::KernelTable& kt = *table;
     for (KvType type : {KvType::kF32, KvType::kF16, KvType::kQ8_0}) {
       for (int threads : {1, 2, 3, 7}) {
         // Odd head sizes exercise the kernels' scalar tails (Q8_0 rows
