@@ -93,8 +93,8 @@ void DecodeAttention(benchmark::State& state, bool cold, KvType type = KvType::k
     benchmark::DoNotOptimize(out.data());
   }
   benchmark::DoNotOptimize(sink);
-  const double row_bytes = type == KvType::kQ8_0 ? c.k_dim() / 32.0 * 34 : c.k_dim() * 2.0;
-  const double kv_bytes = 2.0 * c.n_layer * seqs * (ctx + 1) * row_bytes;
+  const double kv_bytes =
+      2.0 * c.n_layer * seqs * (ctx + 1) * static_cast<double>(KvRowBytes(type, c.k_dim()));
   state.counters["KV_MB"] = kv_bytes / 1e6;
   state.counters["KV_GBps"] =
       benchmark::Counter(kv_bytes * static_cast<double>(state.iterations()) / 1e9,

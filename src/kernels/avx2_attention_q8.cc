@@ -16,6 +16,7 @@
 #include "kernels/avx2_internal.h"
 #include "kernels/avx2_reduce.h"
 #include "kernels/simd_x86.h"
+#include "kernels/wsum_blocks.h"
 #include "tensor/blocks.h"
 
 namespace weft::kernels::avx2 {
@@ -88,7 +89,7 @@ void ScoresQ8(const float* q, int64_t qs, int nr, const void* const* rows, int64
 // y_r[i .. i + 8 * NV) += alpha_r[p] * row p's elements there, for R rows
 // and the np positions in order (i + 8 * NV within one block of 32).
 template <int R, int NV>
-static inline void Q8WsumBlock(const BlockQ8_0* const* rows, int64_t np, const float* alpha,
+static inline void Q8WsumBlock(const void* const* rows, int64_t np, const float* alpha,
                                int64_t as, int64_t i, float* y, int64_t ys) {
   __m256 acc[R][NV];
   for (int r = 0; r < R; ++r) {
@@ -97,7 +98,7 @@ static inline void Q8WsumBlock(const BlockQ8_0* const* rows, int64_t np, const f
   const int64_t b = i / kQK8_0;
   const int j0 = static_cast<int>(i % kQK8_0) / 8;
   for (int64_t p = 0; p < np; ++p) {
-    const BlockQ8_0* blk = rows[p] + b;
+    const BlockQ8_0* blk = static_cast<const BlockQ8_0*>(rows[p]) + b;
     const __m256 d = _mm256_set1_ps(Fp16(blk->d));
     __m256 xv[NV];
 #pragma GCC unroll 4
@@ -118,27 +119,21 @@ static inline void Q8WsumBlock(const BlockQ8_0* const* rows, int64_t np, const f
 // 2 at a time for 3 or 4 (R * NV accumulators + NV rows + d + alpha fit
 // the 16 registers).
 template <int R>
-static inline void Q8WsumRows(const BlockQ8_0* const* rows, int64_t np, const float* alpha,
+static inline void Q8WsumRows(const void* const* rows, int64_t np, const float* alpha,
                               int64_t as, int64_t n, float* y, int64_t ys) {
   constexpr int kNV = R <= 2 ? 4 : 2;
   for (int64_t i = 0; i < n; i += 8 * kNV) Q8WsumBlock<R, kNV>(rows, np, alpha, as, i, y, ys);
 }
 
-// Blocks of 16 positions (their rows stay in L1 across the row groups),
-// rows in groups of 4, 3, 2, 1 as WsumBlocks takes them.
+// WsumBlocks' outer loop (blocks of 16 positions, rows in groups of 4, 3,
+// 2, 1); Q8_0 rows are not prefetched (the model asks for them itself).
 void WsumQ8(const void* const* rows, int64_t np, const float* alpha, int64_t as, int nr,
             int64_t n, float* y, int64_t ys) {
-  constexpr int64_t kBlock = 16;
-  for (int64_t p0 = 0; p0 < np; p0 += kBlock) {
-    const int64_t pn = std::min(kBlock, np - p0);
-    const BlockQ8_0* k[kBlock];
-    for (int64_t p = 0; p < pn; ++p) k[p] = static_cast<const BlockQ8_0*>(rows[p0 + p]);
-    int r = 0;
-    for (; r + 4 <= nr; r += 4) Q8WsumRows<4>(k, pn, alpha + p0 + r * as, as, n, y + r * ys, ys);
-    if (r + 3 == nr) Q8WsumRows<3>(k, pn, alpha + p0 + r * as, as, n, y + r * ys, ys);
-    if (r + 2 == nr) Q8WsumRows<2>(k, pn, alpha + p0 + r * as, as, n, y + r * ys, ys);
-    if (r + 1 == nr) Q8WsumRows<1>(k, pn, alpha + p0 + r * as, as, n, y + r * ys, ys);
-  }
+  WsumBlocks(rows, nullptr, np, alpha, as, nr, y, ys,
+             [&]<int R>(const void* const* rs, const void* const* /*ahead*/, int64_t pn,
+                        const float* a, float* yr) {
+               Q8WsumRows<R>(rs, pn, a, as, n, yr, ys);
+             });
 }
 
 }  // namespace

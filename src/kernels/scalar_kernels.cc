@@ -296,7 +296,9 @@ void ScoresQ8(const float* q, int64_t q_stride, int nr, const void* const* rows,
   std::vector<float> x(static_cast<size_t>(n));
   for (int64_t p = 0; p < np; ++p) {
     Q8_0ToF32(rows[p], n, x.data());
-    for (int r = 0; r < nr; ++r) out[r * out_stride + p] = VecDotF32(q + r * q_stride, x.data(), n) * scale;
+    for (int r = 0; r < nr; ++r) {
+      out[r * out_stride + p] = VecDotF32(q + r * q_stride, x.data(), n) * scale;
+    }
   }
 }
 
@@ -305,7 +307,9 @@ void WsumQ8(const void* const* rows, int64_t np, const float* alpha, int64_t alp
   std::vector<float> x(static_cast<size_t>(n));
   for (int64_t p = 0; p < np; ++p) {
     Q8_0ToF32(rows[p], n, x.data());
-    for (int r = 0; r < nr; ++r) AxpyF32(alpha[r * alpha_stride + p], x.data(), y + r * y_stride, n);
+    for (int r = 0; r < nr; ++r) {
+      AxpyF32(alpha[r * alpha_stride + p], x.data(), y + r * y_stride, n);
+    }
   }
 }
 

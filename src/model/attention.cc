@@ -176,20 +176,21 @@ class SliceAttention {
   // its dequantized copy in `tile` (Q8_0 rows unless q8_direct).
   void HeadRows(const uint8_t* const* base, int64_t n, int64_t kvh, int64_t dim, bool q8_direct,
                 float* tile, const void** rows) const {
-    if (q8_direct) {
-      const int64_t off = kvh * dim / kQK8_0 * static_cast<int64_t>(sizeof(BlockQ8_0));
-      for (int64_t j = 0; j < n; ++j) rows[j] = base[j] + off;
-      return;
-    }
-    if (type_ == KvType::kQ8_0) {
+    if (type_ == KvType::kQ8_0 && !q8_direct) {
       for (int64_t j = 0; j < n; ++j) {
         LoadQ8Head(base[j], kvh * dim, dim, tile + j * dim);
         rows[j] = tile + j * dim;
       }
       return;
     }
-    const int64_t off = kvh * dim * static_cast<int64_t>(el_);
+    const int64_t off = HeadOffset(kvh, dim);
     for (int64_t j = 0; j < n; ++j) rows[j] = base[j] + off;
+  }
+  // Bytes into a cached row where kv head kvh's part (dim elements) starts
+  // (Q8_0: whole blocks, as q8_kernels_ requires).
+  int64_t HeadOffset(int64_t kvh, int64_t dim) const {
+    return type_ == KvType::kQ8_0 ? kvh * dim / kQK8_0 * static_cast<int64_t>(sizeof(BlockQ8_0))
+                                  : kvh * dim * static_cast<int64_t>(el_);
   }
   // Before kv head kvh's call on a block of n rows (base), the rows of the
   // block after in reading order, next[0 .. nn), are asked for. F16 / F32
@@ -206,7 +207,7 @@ class SliceAttention {
     const bool q8 = type_ == KvType::kQ8_0;
     PrefetchShare(next + (q8 ? 0 : n), nn - (q8 ? 0 : n), kvh - k0, nk, row_lines);
     if (q8 || nn == 0) return nullptr;
-    const int64_t off = kvh * dim * static_cast<int64_t>(el_);
+    const int64_t off = HeadOffset(kvh, dim);
     const int64_t m = std::min(n, nn);
     for (int64_t j = 0; j < m; ++j) ahead[j] = next[j] + off;
     for (int64_t j = m; j < n; ++j) ahead[j] = base[j] + off;
@@ -225,7 +226,7 @@ class SliceAttention {
   const int64_t group_, hd_, hdv_, stride_;
   const bool local_;
   const KvType type_;
-  const size_t el_;  // bytes per element of F32 / F16 rows
+  const size_t el_;  // bytes per element of F32 / F16 rows (HeadOffset)
   // The table has Q8_0 kernels and each kv head's part of a Q8_0 row is
   // whole blocks: tasks with few query rows pass the rows to them as they
   // are (RunTask).
