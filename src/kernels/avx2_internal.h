@@ -29,6 +29,8 @@ void Fill(KernelTable* t, bool bf16);
 void FillMXFP4(KernelTable* t);
 // avx512_attention.cc: the score and weighted-sum kernels (called by Fill).
 void FillAttention(KernelTable* t);
+// avx512_attention_q8.cc: their Q8_0 KV entries (called by FillAttention).
+void FillAttentionQ8(KernelTable* t);
 // avx512_panels.cc: the panel path of the x8 Q4_0/Q5_0/Q8_0 entries (called
 // by Fill, after it set them).
 void FillPanels(KernelTable* t);

@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "kernels/avx2_internal.h"
+#include "kernels/avx512_reduce.h"
 #include "kernels/simd_x86.h"
 #include "kernels/wsum_blocks.h"
 #include "kernels/kernel_table.h"
@@ -36,39 +37,6 @@ namespace {
 [[gnu::always_inline]] static inline __m512 Load16(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
 [[gnu::always_inline]] static inline __m512 Load16(const uint16_t* p, __mmask16 m) {
   return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
-}
-
-// (Always inlined: the SIMDe build for AVX2 CPUs, avx512_emulated.cc, may
-// not pass 64-byte vectors between functions.)
-
-// Per 128-bit lane: [a0 + a1, a2 + a3, b0 + b1, b2 + b3].
-[[gnu::always_inline]] static inline __m512 Hadd(__m512 a, __m512 b) {
-  return _mm512_add_ps(_mm512_shuffle_ps(a, b, 0x88), _mm512_shuffle_ps(a, b, 0xDD));
-}
-
-// Lane p = the sum of a[p]'s 16 lanes: ((S0 + S1) + (S2 + S3)), S_k =
-// ((x4k + x4k+1) + (x4k+2 + x4k+3)): the same tree for every lane.
-[[gnu::always_inline]] static inline __m512 Reduce16(const __m512* a) {
-  __m512 t[8], u[4];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) t[i] = Hadd(a[2 * i], a[2 * i + 1]);
-#pragma GCC unroll 4
-  for (int j = 0; j < 4; ++j) u[j] = Hadd(t[2 * j], t[2 * j + 1]);
-  // u[j]'s 128-bit lane k: a[4j .. 4j+3]'s sums of elements 4k .. 4k+3;
-  // A_k: lane j = u[j]'s lane k.
-  const __m512 p0 = _mm512_shuffle_f32x4(u[0], u[1], 0x44);
-  const __m512 p1 = _mm512_shuffle_f32x4(u[0], u[1], 0xEE);
-  const __m512 p2 = _mm512_shuffle_f32x4(u[2], u[3], 0x44);
-  const __m512 p3 = _mm512_shuffle_f32x4(u[2], u[3], 0xEE);
-  const __m512 a0 = _mm512_shuffle_f32x4(p0, p2, 0x88);
-  const __m512 a1 = _mm512_shuffle_f32x4(p0, p2, 0xDD);
-  const __m512 a2 = _mm512_shuffle_f32x4(p1, p3, 0x88);
-  const __m512 a3 = _mm512_shuffle_f32x4(p1, p3, 0xDD);
-  return _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
-}
-
-static inline __mmask16 TailMask(int64_t n) {
-  return static_cast<__mmask16>((1u << n) - 1);
 }
 
 // Lane p: q . k[p] over n elements, prefetching ahead[p] (null: none).
@@ -94,32 +62,6 @@ template <typename K>
     for (int p = 0; p < 16; ++p) a[p] = _mm512_fmadd_ps(qv, Load16(k[p] + i, m), a[p]);
   }
   return Reduce16(a);
-}
-
-// Reduce16's tree for 8 vectors: lane p < 8 of the result = the sum of
-// a[p]'s 16 lanes, bitwise Reduce16's (the same additions in the same
-// order per vector; the upper half holds copies).
-[[gnu::always_inline]] static inline __m512 Reduce8(const __m512* a) {
-  const __m512 u0 = Hadd(Hadd(a[0], a[1]), Hadd(a[2], a[3]));
-  const __m512 u1 = Hadd(Hadd(a[4], a[5]), Hadd(a[6], a[7]));
-  // u[j]'s 128-bit lane k: S_k of a[4j .. 4j+3].
-  const __m512 p0 = _mm512_shuffle_f32x4(u0, u1, 0x44);
-  const __m512 p1 = _mm512_shuffle_f32x4(u0, u1, 0xEE);
-  const __m512 a0 = _mm512_shuffle_f32x4(p0, p0, 0x88);
-  const __m512 a1 = _mm512_shuffle_f32x4(p0, p0, 0xDD);
-  const __m512 a2 = _mm512_shuffle_f32x4(p1, p1, 0x88);
-  const __m512 a3 = _mm512_shuffle_f32x4(p1, p1, 0xDD);
-  return _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
-}
-
-// The same for 4 vectors: lanes 0 .. 3 (128-bit lane k of u: S_k).
-[[gnu::always_inline]] static inline __m512 Reduce4(const __m512* a) {
-  const __m512 u = Hadd(Hadd(a[0], a[1]), Hadd(a[2], a[3]));
-  const __m512 a0 = _mm512_shuffle_f32x4(u, u, 0x00);
-  const __m512 a1 = _mm512_shuffle_f32x4(u, u, 0x55);
-  const __m512 a2 = _mm512_shuffle_f32x4(u, u, 0xAA);
-  const __m512 a3 = _mm512_shuffle_f32x4(u, u, 0xFF);
-  return _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
 }
 
 // R query rows against P positions k[0 .. P-1], each key vector converted
@@ -407,10 +349,7 @@ void FillAttention(KernelTable* t) {
   t->scores_f16t = ScoresTile;
   t->wsum_f32 = Wsum<Ops16, float>;
   t->wsum_f16 = Wsum<Ops16, uint16_t>;
-  // The AVX2 Q8_0 kernels reproduce AVX2's score tree, not this table's:
-  // Q8_0 rows go through the dequantized tile and these float kernels.
-  t->scores_q8_0 = nullptr;
-  t->wsum_q8_0 = nullptr;
+  FillAttentionQ8(t);  // avx512_attention_q8.cc
 }
 
 }  // namespace weft::kernels::avx512

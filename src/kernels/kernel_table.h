@@ -280,8 +280,9 @@ struct KernelTable {
   // the n / 32 Q8_0 blocks of a kv head's part of a cached row (n a
   // multiple of 32). Each is bitwise this table's scores_f32 / wsum_f32
   // over the rows as q8_0_to_f32 gives them (the model mixes both paths).
-  // Scalar and AVX2 (NEON keeps the scalar ones); null where there is none
-  // (AVX-512: its float scores sum 16 lanes): the caller dequantizes.
+  // Scalar, AVX2 and AVX-512, each following its own table's score tree
+  // (NEON keeps the scalar ones); null where there is none: the caller
+  // dequantizes.
   void (*scores_q8_0)(const float* q, int64_t q_stride, int nr, const void* const* rows,
                       int64_t np, int64_t n, float scale, float* out,
                       int64_t out_stride) = nullptr;

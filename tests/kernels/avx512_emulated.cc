@@ -1,5 +1,6 @@
 // src/kernels/avx512_kernels.cc, avx512_panels.cc, avx512_pair_tiles.cc,
-// avx512_pair_kquants.cc, avx512_attention.cc and avx512_mxfp4.cc
+// avx512_pair_kquants.cc, avx512_attention.cc, avx512_attention_q8.cc and
+// avx512_mxfp4.cc
 // compiled for AVX2 CPUs (-mavx2 -mfma -mf16c,
 // tests/kernels/CMakeLists.txt): SIMDe's native aliases turn each AVX-512
 // intrinsic into its portable implementation, and the ones SIMDe 0.7 lacks
@@ -87,6 +88,15 @@ static inline simde__m512i SraiEpi32(simde__m512i a, unsigned imm) {
   std::memcpy(v, &a, sizeof v);
   for (int32_t& x : v) x = x >> (imm > 31 ? 31 : imm);
   return Bits<simde__m512i>(v);
+}
+
+// vpmovsxbd: 16 int8 lanes sign-extended to int32.
+static inline simde__m512i CvtEpi8Epi32(simde__m128i a) {
+  int8_t v[16];
+  std::memcpy(v, &a, sizeof v);
+  int32_t r[16];
+  for (int i = 0; i < 16; ++i) r[i] = v[i];
+  return Bits<simde__m512i>(r);
 }
 
 static inline simde__m512i CvtEpu16Epi32(simde__m256i a) {
@@ -190,6 +200,7 @@ static inline simde__m512 Dpbf16Ps(simde__m512 src, simde__m512bh a,
 #define _mm512_cvtepi32_ps(a) ::weft::kernels::emulated::CvtEpi32Ps(a)
 #define _mm512_srai_epi32(a, imm) ::weft::kernels::emulated::SraiEpi32(a, imm)
 #define _mm512_cvtepu16_epi32(a) ::weft::kernels::emulated::CvtEpu16Epi32(a)
+#define _mm512_cvtepi8_epi32(a) ::weft::kernels::emulated::CvtEpi8Epi32(a)
 #define _mm512_cvtph_ps(a) ::weft::kernels::emulated::CvtphPs(a)
 #define _mm512_shuffle_f32x4(a, b, imm) ::weft::kernels::emulated::ShuffleF32x4(a, b, imm)
 #define _mm512_reduce_add_epi64(a) ::weft::kernels::emulated::ReduceAddEpi64(a)
@@ -204,4 +215,5 @@ static inline simde__m512 Dpbf16Ps(simde__m512 src, simde__m512bh a,
 #include "kernels/avx512_pair_tiles.cc"  // NOLINT(build/include)
 #include "kernels/avx512_pair_kquants.cc"  // NOLINT(build/include)
 #include "kernels/avx512_attention.cc"  // NOLINT(build/include)
+#include "kernels/avx512_attention_q8.cc"  // NOLINT(build/include)
 #include "kernels/avx512_mxfp4.cc"  // NOLINT(build/include)
