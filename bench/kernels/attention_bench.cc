@@ -62,7 +62,7 @@ void DecodeAttention(benchmark::State& state, bool cold, KvType type = KvType::k
       for (int32_t p = 0; p <= ctx; ++p) {
         for (float& x : row) x = nd(rng);
         (*kv)->StoreKey(layer, s, p, row.data(), c.k_dim());
-        StoreKvRow(type, row.data(), c.v_dim(), (*kv)->ValueData(layer, s, p));
+        (*kv)->StoreValue(layer, s, p, row.data(), c.v_dim());
       }
     }
     (*kv)->Commit(s, ctx + 1);

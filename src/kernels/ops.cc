@@ -73,6 +73,9 @@ void Attention(const KernelTable& t, const AttentionArgs& a) {
   CHECK(a.k != nullptr && a.v != nullptr && a.scores != nullptr);
   CHECK(a.k_tile == 0 || (a.k_type == KvType::kF16 && a.k_tile <= 16 && a.k_lane >= 0 &&
                           a.k_lane < a.k_tile));
+  CHECK(a.v_tile == 0 || (a.v_type == KvType::kF16 && a.v_tile <= 16 &&
+                          (a.v_tile & (a.v_tile - 1)) == 0 && a.v_lane >= 0 &&
+                          a.v_lane < a.v_tile));
   const size_t k_el = a.k_type == KvType::kF32 ? 4 : 2;
   const size_t v_el = a.v_type == KvType::kF32 ? 4 : 2;
   const size_t k_stride =
@@ -110,7 +113,15 @@ void Attention(const KernelTable& t, const AttentionArgs& a) {
           a.q, 0, 1, rows.data(), nullptr, j1 - j0, a.head_dim, a.scale, s, 0);
     }
     p[1] = SliceSoftmax(t, s, j1 - j0, a.softcap, &p[0]);
-    for (int64_t j = j0; j < j1; ++j) rows[j - j0] = v + j * v_stride;
+    for (int64_t j = j0; j < j1; ++j) {
+      if (a.v_tile > 0) {
+        const int64_t at = a.v_lane + j, lane = at % a.v_tile;
+        rows[j - j0] = v + at / a.v_tile * a.v_tile * static_cast<int64_t>(v_stride) +
+                       lane * a.head_dim * 2;
+      } else {
+        rows[j - j0] = v + j * v_stride;
+      }
+    }
     (a.v_type == KvType::kF32 ? t.wsum_f32 : t.wsum_f16)(
         rows.data(), nullptr, j1 - j0, s, 0, 1, a.head_dim, p + 2, 0);
   }

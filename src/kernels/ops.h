@@ -81,6 +81,12 @@ struct AttentionArgs {
   // k_row_bytes past tile i.
   int64_t k_tile = 0;
   int64_t k_lane = 0;
+  // > 0: F16 values head-major in tiles of v_tile rows (a power of two; a
+  // tile's head parts are [v_tile][head_dim] halves): v is row 0's tile
+  // plus the head's offset (head_dim * v_tile halves per head before it),
+  // row 0 its value v_lane; tile i + 1 lies v_tile * v_row_bytes past tile i.
+  int64_t v_tile = 0;
+  int64_t v_lane = 0;
   int64_t n_kv = 0;         // rows to attend to (0: out = 0)
   int64_t first_pos = 0;    // position of row 0 (where slices begin)
   int64_t head_dim = 0;     // elements per row

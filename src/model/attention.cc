@@ -14,11 +14,10 @@ namespace weft::model {
 void WriteKv(const ModelConfig& c, int32_t layer, const Batch& batch,
              const float* k, const float* v, KvStorage* cache) {
   const int64_t T = static_cast<int64_t>(batch.size());
-  const KvType type = cache->kv_type();
   for (int64_t t = 0; t < T; ++t) {
     const int32_t seq = batch.seq_ids[t], pos = batch.positions[t];
     cache->StoreKey(layer, seq, pos, k + t * c.k_dim(), c.k_dim());
-    StoreKvRow(type, v + t * c.v_dim(), c.v_dim(), cache->ValueData(layer, seq, pos));
+    cache->StoreValue(layer, seq, pos, v + t * c.v_dim(), c.v_dim());
   }
 }
 
@@ -138,6 +137,16 @@ class SliceAttention {
                                                             static_cast<int>(nr), hdv_, y, ys);
     }
   }
+  // q = group g's query rows, [k1 - k0, nr, hd].
+  void GatherQueries(const Group& g, float* q) const {
+    const int64_t nt = g.t1 - g.t0, nh = g.gn;
+    for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
+      for (int64_t ti = 0; ti < nt; ++ti) {
+        std::copy_n(q_ + (g.t0 + ti) * c_.q_dim() + (kvh * group_ + g.g0) * hd_, nh * hd_,
+                    q + ((kvh - g.k0) * nt + ti) * nh * hd_);
+      }
+    }
+  }
   // Merges group g's partials (parts: [k1 - k0, nr, n_slices, stride])
   // into its rows of the output, slice by slice in order.
   void MergeGroup(const Group& g, const float* parts) const;
@@ -173,9 +182,14 @@ class SliceAttention {
     p[1] = kernels::SliceSoftmax(kt_, s + a, e - a, c_.attn_softcap, &p[0]);
   }
   // rows[j] = kv head kvh's part (dim elements) of base[j] for j < n, or of
-  // its dequantized copy in `tile` (Q8_0 rows unless q8_direct).
+  // its dequantized copy in `tile` (Q8_0 rows unless q8_direct); tiles:
+  // values in tiles, base's first at position pos (ValueHeads).
   void HeadRows(const uint8_t* const* base, int64_t n, int64_t kvh, int64_t dim, bool q8_direct,
-                float* tile, const void** rows) const {
+                const KvRowMap* tiles, int32_t pos, float* tile, const void** rows) const {
+    if (tiles != nullptr) {
+      ValueHeads(*tiles, base, n, pos, kvh, rows);
+      return;
+    }
     if (type_ == KvType::kQ8_0 && !q8_direct) {
       for (int64_t j = 0; j < n; ++j) {
         LoadQ8Head(base[j], kvh * dim, dim, tile + j * dim);
@@ -200,18 +214,38 @@ class SliceAttention {
   // dequantized tile) and next rows past n are prefetched here instead, the
   // head's share of their lines (line l before head k0 + l % nk, so a block's
   // prefetches spread over its heads' calls); returns null then.
+  // tiles: values in tiles (KvRowMap::v_tile), base's first at position pos;
+  // next's rows are at the positions after base's (the slice's next values,
+  // then the next slice's first keys from a tile boundary, whose head part
+  // ValueHeads' addresses cover as well).
   const void* const* PrefetchNext(const uint8_t* const* base, int64_t n,
                                   const uint8_t* const* next, int64_t nn, int64_t kvh,
                                   int64_t k0, int64_t nk, int64_t row_lines, int64_t dim,
-                                  const void** ahead) const {
+                                  const KvRowMap* tiles, int32_t pos, const void** ahead) const {
     const bool q8 = type_ == KvType::kQ8_0;
     PrefetchShare(next + (q8 ? 0 : n), nn - (q8 ? 0 : n), kvh - k0, nk, row_lines);
     if (q8 || nn == 0) return nullptr;
-    const int64_t off = HeadOffset(kvh, dim);
     const int64_t m = std::min(n, nn);
+    if (tiles != nullptr) {
+      ValueHeads(*tiles, next, m, pos + static_cast<int32_t>(n), kvh, ahead);
+      ValueHeads(*tiles, base + m, n - m, pos + static_cast<int32_t>(m), kvh, ahead + m);
+      return ahead;
+    }
+    const int64_t off = HeadOffset(kvh, dim);
     for (int64_t j = 0; j < m; ++j) ahead[j] = next[j] + off;
     for (int64_t j = m; j < n; ++j) ahead[j] = base[j] + off;
     return ahead;
+  }
+  // rows[j] = kv head kvh's part of the tiled value (KvRowMap::v_tile) at
+  // position pos + j, whose slot base[j] is, for j < n: its tile's first
+  // slot lies lane = (pos + j) % v_tile slots before.
+  static void ValueHeads(const KvRowMap& m, const uint8_t* const* base, int64_t n, int32_t pos,
+                         int64_t kvh, const void** rows) {
+    const int64_t w = m.v_tile;
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t lane = (pos + j) & (w - 1);
+      rows[j] = base[j] + kvh * w * m.v_head + lane * (m.v_head - m.v_row);
+    }
   }
 
   const AttentionContext& ax_;
@@ -314,12 +348,7 @@ void SliceAttention::RunTask(int64_t job, int thread) {
       std::min<int32_t>(g.hi + 1, static_cast<int32_t>((g.first_slice + sl + 1) * kSlice));
   const int64_t span = j1 - j0;
   const TaskScratch sc = CarveScratch((*ax_.scores)[thread].data(), nk, nr, hd_);
-  for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-    for (int64_t ti = 0; ti < nt; ++ti) {
-      std::copy_n(q_ + (g.t0 + ti) * c_.q_dim() + (kvh * group_ + g.g0) * hd_, nh * hd_,
-                  sc.q + ((kvh - g.k0) * nt + ti) * nh * hd_);
-    }
-  }
+  GatherQueries(g, sc.q);
   // Partials of kv head kvh's rows: [nr, n_slices, stride].
   const int64_t row_stride = g.n_slices * stride_;
   auto part = [&](int64_t kvh) { return b_.parts.data() + g.part + (kvh - g.k0) * nr * row_stride; };
@@ -336,6 +365,9 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   auto each_block = [&](bool key, auto&& call) {
     const int64_t row_lines = ((key ? sr.map.k_row : sr.map.v_row) + 63) / 64;
     const int64_t dim = key ? hd_ : hdv_;
+    // F16 values in tiles, head-major (KvRowMap::v_tile): a kv head's
+    // values of a block are one run of bytes.
+    const KvRowMap* tiles = !key && sr.map.v_tile > 0 ? &sr.map : nullptr;
     const void* rows[kTileRows];
     const void* ahead[kTileRows];
     // This block's rows and the block's after, in reading order: each
@@ -347,10 +379,11 @@ void SliceAttention::RunTask(int64_t job, int thread) {
     for (int64_t b = 0; b < span; b += kTileRows) {
       const int64_t n = std::min(kTileRows, span - b);
       const int64_t n_next = sr.AheadRows(key, b + kTileRows, kTileRows, next);
+      const int32_t at = j0 + static_cast<int32_t>(b);
       for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-        const void* const* ah =
-            PrefetchNext(base, n, next, n_next, kvh, g.k0, nk_heads, row_lines, dim, ahead);
-        HeadRows(base, n, kvh, dim, q8_direct, sc.tile, rows);
+        const void* const* ah = PrefetchNext(base, n, next, n_next, kvh, g.k0, nk_heads,
+                                             row_lines, dim, tiles, at, ahead);
+        HeadRows(base, n, kvh, dim, q8_direct, tiles, at, sc.tile, rows);
         call(kvh, b, n, rows, ah);
       }
       std::swap(base, next);

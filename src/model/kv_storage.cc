@@ -157,6 +157,33 @@ void KvStorage::LoadKey(int32_t layer, int32_t seq, int32_t pos, int64_t n, floa
   for (int64_t e = 0; e < n; ++e) dst[e] = Fp16ToFp32(h[e * w]);
 }
 
+void KvStorage::StoreValue(int32_t layer, int32_t seq, int32_t pos, const float* v, int64_t n) {
+  const int32_t w = value_tile();
+  if (w == 0) {
+    StoreKvRow(kv_type(), v, n, ValueData(layer, seq, pos));
+    return;
+  }
+  // Head h's part goes to [h][pos % w] of the tile, whose slots are
+  // adjacent (w divides the block size): converted in place by the active
+  // table (bitwise Fp32ToFp16, as in StoreKvRow).
+  const int64_t hd = value_head_dim();
+  uint16_t* tile = reinterpret_cast<uint16_t*>(ValueData(layer, seq, pos - pos % w));
+  for (int64_t h = 0; h * hd < n; ++h) {
+    kernels::Kernels().f32_to_f16(v + h * hd, tile + (h * w + pos % w) * hd, hd);
+  }
+}
+
+void KvStorage::LoadValue(int32_t layer, int32_t seq, int32_t pos, int64_t n, float* dst) const {
+  const int32_t w = value_tile();
+  if (w == 0) {
+    LoadKvRow(kv_type(), ValueData(layer, seq, pos), 0, n, dst);
+    return;
+  }
+  const int64_t hd = value_head_dim();
+  const auto* tile = reinterpret_cast<const uint16_t*>(ValueData(layer, seq, pos - pos % w));
+  for (int64_t e = 0; e < n; ++e) dst[e] = Fp16ToFp32(tile[(e / hd * w + pos % w) * hd + e % hd]);
+}
+
 float* KvStorage::KeyRow(int32_t layer, int32_t seq, int32_t pos) {
   CHECK(kv_type() == KvType::kF32) << "float rows of a " << KvTypeName(kv_type())
                                    << " KV cache";
@@ -208,6 +235,7 @@ StatusOr<std::unique_ptr<ContiguousKvStorage>> ContiguousKvStorage::Create(
   c->max_seqs_ = max_seqs;
   c->k_row_ = k_row;
   c->v_row_ = v_row;
+  c->v_head_dim_ = config.head_dim_v;
   // Huge pages (util/large_alloc.h): attention streams every cached row
   // of a sequence each step, a 4 KiB page every few positions.
   c->k_bytes_ = static_cast<size_t>(rows) * static_cast<size_t>(k_row);
@@ -275,6 +303,8 @@ KvRowMap ContiguousKvStorage::RowMap(int32_t layer, int32_t seq) const {
   m.k_row = k_row_;
   m.v_row = v_row_;
   m.k_tile = key_tile();
+  m.v_tile = value_tile();
+  if (m.v_tile > 0) m.v_head = KvRowBytes(type_, v_head_dim_);
   return m;
 }
 

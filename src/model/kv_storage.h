@@ -11,8 +11,10 @@
 // attention.cc). F16 keys are stored transposed in tiles of up to 16
 // positions (KvRowMap::k_tile, written and read through StoreKey /
 // LoadKey), so the score kernel multiplies a key element into 16 positions
-// at once with no horizontal sums. The float* accessors exist for F32
-// storage only.
+// at once with no horizontal sums. F16 values share those tiles, stored
+// head-major in them (KvRowMap::v_tile, StoreValue / LoadValue), so one kv
+// head's values of a tile are one contiguous run that streams like a key
+// tile. The float* accessors exist for F32 storage only.
 #pragma once
 
 #include <algorithm>
@@ -75,6 +77,12 @@ struct KvRowMap {
   // slot s0 + p at half e * k_tile + p (kernel_table.h scores_f16t).
   // 0: key rows.
   int32_t k_tile = 0;
+  // > 0: F16 values in the keys' tiles (v_tile == k_tile), head-major: the
+  // values of slots s0 .. s0 + v_tile - 1 fill those slots' bytes as
+  // [n_head_kv][v_tile][head_dim_v] halves, so a kv head's values of a
+  // tile are v_tile * v_head contiguous bytes. 0: value rows.
+  int32_t v_tile = 0;
+  int64_t v_head = 0;  // v_tile > 0: bytes of one kv head's part of a value
 
   int64_t Slot(int32_t pos) const {
     if (block_size == 0) return pos;
@@ -88,6 +96,12 @@ struct KvRowMap {
   const uint8_t* Value(int32_t pos) const { return v + Slot(pos) * v_row; }
   // The tile holding pos's key. REQUIRES: k_tile > 0, pos readable.
   const uint8_t* KeyTile(int32_t pos) const { return Key(pos - pos % k_tile); }
+  // Kv head `head`'s part of pos's value (v_head bytes).
+  // REQUIRES: v_tile > 0, pos readable.
+  const uint8_t* ValueHead(int32_t pos, int64_t head) const {
+    const int32_t lane = pos & (v_tile - 1);  // v_tile is a power of two
+    return Value(pos - lane) + (head * v_tile + lane) * v_head;
+  }
   // out[i] = Key(pos + i) (key) or Value(pos + i) for i < n: one table
   // lookup per block, the rest by the row's bytes.
   // REQUIRES: positions pos .. pos + n - 1 readable.
@@ -121,10 +135,10 @@ class KvStorage {
   // The storage type of every row.
   virtual KvType kv_type() const = 0;
 
-  // Raw rows (KvRowBytes(kv_type(), k_dim or v_dim) bytes). With tiled
-  // keys (key_tile() > 0) a key slot's bytes hold parts of its tile's keys:
-  // keys are written and read whole through StoreKey / LoadKey, and slots
-  // are copied a whole tile at a time.
+  // Raw rows (KvRowBytes(kv_type(), k_dim or v_dim) bytes). With tiles
+  // (key_tile() > 0) a slot's bytes hold parts of its tile's keys or
+  // values: they are written and read whole through StoreKey / LoadKey /
+  // StoreValue / LoadValue, and slots are copied a whole tile at a time.
   // REQUIRES: Reserve(seq, > pos) succeeded (writes), pos < Length(seq) or
   // written in the current pass (reads).
   virtual uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) = 0;
@@ -144,6 +158,17 @@ class KvStorage {
   void StoreKey(int32_t layer, int32_t seq, int32_t pos, const float* k, int64_t n);
   // dst [n = k_dim] = that key as float32. REQUIRES: as KeyData's reads.
   void LoadKey(int32_t layer, int32_t seq, int32_t pos, int64_t n, float* dst) const;
+  // KvRowMap::v_tile of every layer and sequence: F16 values share the
+  // keys' tiles.
+  int32_t value_tile() const { return key_tile(); }
+  // Elements of one kv head's part of a value row (the model's head_dim_v).
+  virtual int64_t value_head_dim() const = 0;
+  // Stores the value v [n = v_dim] of (layer, seq, pos) as kv_type(): the
+  // row ValueData gives, or its heads' parts in the tile (value_tile() > 0).
+  // REQUIRES: as KeyData's writes.
+  void StoreValue(int32_t layer, int32_t seq, int32_t pos, const float* v, int64_t n);
+  // dst [n = v_dim] = that value as float32. REQUIRES: as KeyData's reads.
+  void LoadValue(int32_t layer, int32_t seq, int32_t pos, int64_t n, float* dst) const;
   // Records that positions [0, end_pos) of `seq` hold data.
   virtual void Commit(int32_t seq, int32_t end_pos) = 0;
   // The addresses of `seq`'s rows in `layer` (KeyData / ValueData's, for
@@ -175,6 +200,7 @@ class ContiguousKvStorage : public KvStorage {
   int32_t MaxSequences() const override { return max_seqs_; }
   KvType kv_type() const override { return type_; }
   int32_t key_tile() const override { return KeyTileFor(type_, 0); }
+  int64_t value_head_dim() const override { return v_head_dim_; }
   using KvStorage::KeyData;
   using KvStorage::ValueData;
   uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) override;
@@ -196,6 +222,7 @@ class ContiguousKvStorage : public KvStorage {
   int32_t slots_ = 0;  // slots per (layer, sequence): capacity_ in whole key tiles
   int64_t k_row_ = 0;  // bytes per key row
   int64_t v_row_ = 0;  // bytes per value row
+  int64_t v_head_dim_ = 0;  // elements per kv head of a value row
   LargeBuffer k_;  // [n_layer, max_seqs, slots_, k_row_]
   LargeBuffer v_;  // [n_layer, max_seqs, slots_, v_row_]
   size_t k_bytes_ = 0;

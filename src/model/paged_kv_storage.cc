@@ -73,6 +73,7 @@ StatusOr<std::unique_ptr<PagedKvStorage>> PagedKvStorage::Create(
   c->capacity_ = o.capacity;
   c->k_row_ = KvRowBytes(o.type, config.k_dim());
   c->v_row_ = KvRowBytes(o.type, config.v_dim());
+  c->v_head_dim_ = config.head_dim_v;
   c->layer_group_.assign(static_cast<size_t>(c->n_layer_), 0);
   double bytes = 0;
   for (int32_t l = 0; l < c->n_layer_; ++l) {
@@ -252,6 +253,8 @@ KvRowMap PagedKvStorage::RowMap(int32_t layer, int32_t seq) const {
   m.block_size = block_size_;
   if ((block_size_ & (block_size_ - 1)) == 0) m.block_shift = __builtin_ctz(block_size_);
   m.k_tile = key_tile();
+  m.v_tile = value_tile();
+  if (m.v_tile > 0) m.v_head = KvRowBytes(type_, v_head_dim_);
   return m;
 }
 

@@ -106,6 +106,7 @@ class PagedKvStorage : public KvStorage {
   }
   KvType kv_type() const override { return type_; }
   int32_t key_tile() const override { return KeyTileFor(type_, block_size_); }
+  int64_t value_head_dim() const override { return v_head_dim_; }
   using KvStorage::KeyData;
   using KvStorage::ValueData;
   uint8_t* KeyData(int32_t layer, int32_t seq, int32_t pos) override;
@@ -127,6 +128,7 @@ class PagedKvStorage : public KvStorage {
   int32_t capacity_ = 0;
   int64_t k_row_ = 0;  // bytes per key row
   int64_t v_row_ = 0;  // bytes per value row
+  int64_t v_head_dim_ = 0;  // elements per kv head of a value row
   uint64_t bytes_ = 0;
   std::vector<int> layer_group_;                 // [n_layer] 0 or 1
   LargeBuffer storage_;                          // every layer's K and V

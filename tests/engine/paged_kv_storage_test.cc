@@ -61,29 +61,37 @@ TEST(PagedKvStorageTest, RowMapRowsMatchKeyAndValueData) {
   check(flat.get(), 1, 11);
 }
 
-// F16 keys are stored in tiles (KvRowMap::k_tile): the largest power of two
-// <= 16 dividing the block size, 16 in contiguous storage, none for other
-// types. A key stored comes back (as F16), element e of position pos lies
-// at half e * w + pos % w of its tile, and a block copy carries its keys.
-TEST(PagedKvStorageTest, TiledKeysRoundTrip) {
+// F16 keys and values are stored in tiles (KvRowMap::k_tile, v_tile): the
+// largest power of two <= 16 dividing the block size, 16 in contiguous
+// storage, none for other types. A key or value stored comes back (as F16),
+// element e of position pos's key lies at half e * w + pos % w of its tile,
+// kv head h's part of its value at ValueHead(pos, h), which is half
+// (h * w + pos % w) * head_dim_v of the tile, and a block copy carries both.
+TEST(PagedKvStorageTest, TiledKeysAndValuesRoundTrip) {
   ModelConfig c = SmallConfig();
-  c.head_dim_k = 5;  // k_dim 10
+  c.head_dim_k = 5;  // k_dim 10; v_dim 6
   auto check = [&](KvStorage* cache, int32_t seq, int32_t len, int32_t want_tile) {
     ASSERT_EQ(cache->key_tile(), want_tile);
+    ASSERT_EQ(cache->value_tile(), want_tile);
     ASSERT_TRUE(cache->Reserve(seq, len).ok());
     auto key = [&](int32_t layer, int32_t pos, int64_t e) {
       return static_cast<float>(layer * 1000 + pos * 10 + e) / 8.0f;
     };
+    auto value = [&](int32_t layer, int32_t pos, int64_t e) { return -key(layer, pos, e) - 0.5f; };
     std::vector<float> k(static_cast<size_t>(c.k_dim())), back(k.size());
+    std::vector<float> v(static_cast<size_t>(c.v_dim())), vback(v.size());
     for (int32_t layer = 0; layer < 2; ++layer) {
       for (int32_t pos = 0; pos < len; ++pos) {
         for (int64_t e = 0; e < c.k_dim(); ++e) k[static_cast<size_t>(e)] = key(layer, pos, e);
+        for (int64_t e = 0; e < c.v_dim(); ++e) v[static_cast<size_t>(e)] = value(layer, pos, e);
         cache->StoreKey(layer, seq, pos, k.data(), c.k_dim());
+        cache->StoreValue(layer, seq, pos, v.data(), c.v_dim());
       }
     }
     for (int32_t layer = 0; layer < 2; ++layer) {
       const KvRowMap map = cache->RowMap(layer, seq);
       ASSERT_EQ(map.k_tile, want_tile);
+      ASSERT_EQ(map.v_tile, want_tile);
       for (int32_t pos = 0; pos < len; ++pos) {
         cache->LoadKey(layer, seq, pos, c.k_dim(), back.data());
         for (int64_t e = 0; e < c.k_dim(); ++e) {
@@ -92,6 +100,19 @@ TEST(PagedKvStorageTest, TiledKeysRoundTrip) {
           if (want_tile == 0) continue;
           const auto* tile = reinterpret_cast<const uint16_t*>(map.KeyTile(pos));
           ASSERT_EQ(Fp16ToFp32(tile[e * want_tile + pos % want_tile]), want) << pos;
+        }
+        cache->LoadValue(layer, seq, pos, c.v_dim(), vback.data());
+        for (int64_t e = 0; e < c.v_dim(); ++e) {
+          const float want = cache->kv_type() == KvType::kF32
+                                 ? value(layer, pos, e)
+                                 : Fp16ToFp32(Fp32ToFp16(value(layer, pos, e)));
+          ASSERT_EQ(vback[static_cast<size_t>(e)], want) << layer << " " << pos << " " << e;
+          if (want_tile == 0) continue;
+          const int64_t h = e / c.head_dim_v, i = e % c.head_dim_v;
+          const auto* head = reinterpret_cast<const uint16_t*>(map.ValueHead(pos, h));
+          ASSERT_EQ(Fp16ToFp32(head[i]), want) << pos;
+          const auto* tile = reinterpret_cast<const uint16_t*>(map.Value(pos - pos % want_tile));
+          ASSERT_EQ(head, tile + (h * want_tile + pos % want_tile) * c.head_dim_v) << pos;
         }
       }
     }
@@ -111,10 +132,14 @@ TEST(PagedKvStorageTest, TiledKeysRoundTrip) {
     paged->SetBlockTable(0, {5, 4}, 0);
     ASSERT_TRUE(paged->Reserve(0, 2 * bs).ok());
     std::vector<float> a(static_cast<size_t>(c.k_dim())), b(a.size());
+    std::vector<float> va(static_cast<size_t>(c.v_dim())), vb(va.size());
     for (int32_t pos = bs; pos < 2 * bs; ++pos) {
       paged->LoadKey(1, 1, pos, c.k_dim(), a.data());
       paged->LoadKey(1, 0, pos, c.k_dim(), b.data());
       ASSERT_EQ(a, b) << pos;
+      paged->LoadValue(1, 1, pos, c.v_dim(), va.data());
+      paged->LoadValue(1, 0, pos, c.v_dim(), vb.data());
+      ASSERT_EQ(va, vb) << pos;
     }
   }
   for (KvType type : {KvType::kF32, KvType::kQ8_0}) {
@@ -128,6 +153,8 @@ TEST(PagedKvStorageTest, TiledKeysRoundTrip) {
     paged->SetBlockTable(0, {1}, 0);
     EXPECT_EQ(paged->key_tile(), 0);
     EXPECT_EQ(paged->RowMap(0, 0).k_tile, 0);
+    EXPECT_EQ(paged->value_tile(), 0);
+    EXPECT_EQ(paged->RowMap(0, 0).v_tile, 0);
   }
   check(ContiguousKvStorage::Create(c, 21, 2, KvType::kF16).value().get(), 1, 21, 16);
   check(ContiguousKvStorage::Create(c, 7, 1, KvType::kF32).value().get(), 0, 7, 0);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <utility>
@@ -201,6 +202,70 @@ TEST(OpsTest, AttentionF32AndF16) {
                        std::string(IsaName(isa)) + " attention d=" + std::to_string(head_dim) +
                            " n_kv=" + std::to_string(n_kv));
           }
+        }
+      }
+    }
+  }
+}
+
+// F16 values stored in tiles (AttentionArgs::v_tile), head 1 of 2,
+// starting mid-tile: bitwise the same as the same halves in rows. F16 keys
+// in tiles (k_tile) give the rows' result within rounding (the tile score
+// kernel adds in another order). Tile t's slots hold [head][e][lane] keys
+// and [head][lane][e] values; a slot is one row of both heads.
+TEST(OpsTest, AttentionTiledF16MatchesRows) {
+  for (Isa isa : SupportedIsas()) {
+    const KernelTable& t = GetKernels(isa);
+    for (int64_t w : {1, 4, 16}) {
+      for (int64_t head_dim : {8, 72}) {
+        for (int64_t lane0 : {int64_t{0}, w - 1}) {
+          const int64_t n_kv = 300, row = 2 * head_dim, slots = (lane0 + n_kv + w - 1) / w * w;
+          std::vector<float> q = RandomVec(head_dim, 4);
+          std::vector<float> k = RandomVec(n_kv * head_dim, 5), v = RandomVec(n_kv * head_dim, 6);
+          std::vector<uint16_t> kh(k.size()), vh(v.size());
+          std::vector<uint16_t> kt(static_cast<size_t>(slots * row)), vt(kt.size());
+          for (int64_t j = 0; j < n_kv; ++j) {
+            const int64_t at = lane0 + j, base = at / w * w * row, lane = at % w;
+            for (int64_t e = 0; e < head_dim; ++e) {
+              kh[j * head_dim + e] = Fp32ToFp16(k[j * head_dim + e]);
+              vh[j * head_dim + e] = Fp32ToFp16(v[j * head_dim + e]);
+              kt[base + (head_dim + e) * w + lane] = kh[j * head_dim + e];
+              vt[base + (w + lane) * head_dim + e] = vh[j * head_dim + e];
+            }
+          }
+          const std::string what = std::string(IsaName(isa)) + " w " + std::to_string(w) +
+                                   " d " + std::to_string(head_dim) + " lane " +
+                                   std::to_string(lane0);
+          std::vector<float> rows(head_dim), tiled_k(head_dim), tiled(head_dim), scores(n_kv);
+          AttentionArgs a;
+          a.q = q.data();
+          a.k = kh.data();
+          a.v = vh.data();
+          a.k_type = a.v_type = KvType::kF16;
+          a.n_kv = n_kv;
+          a.first_pos = 7;
+          a.head_dim = head_dim;
+          a.scale = 0.125f;
+          a.scores = scores.data();
+          a.out = rows.data();
+          Attention(t, a);
+          // Tiled keys, value rows.
+          a.k = kt.data() + head_dim * w;
+          a.k_row_bytes = static_cast<size_t>(row) * 2;
+          a.k_tile = w;
+          a.k_lane = lane0;
+          a.out = tiled_k.data();
+          Attention(t, a);
+          ExpectNear(tiled_k, std::vector<double>(rows.begin(), rows.end()), 1e-5, 1e-4, what);
+          // Both tiled.
+          a.v = vt.data() + head_dim * w;
+          a.v_row_bytes = static_cast<size_t>(row) * 2;
+          a.v_tile = w;
+          a.v_lane = lane0;
+          a.out = tiled.data();
+          Attention(t, a);
+          ASSERT_EQ(0, std::memcmp(tiled_k.data(), tiled.data(), tiled.size() * sizeof(float)))
+              << what;
         }
       }
     }

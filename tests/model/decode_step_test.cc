@@ -67,7 +67,7 @@ void CheckAttention(const ModelConfig& c, KvType type,
         for (float& x : k) x = nd(rng);
         for (float& x : v) x = nd(rng);
         (*kv)->StoreKey(layer, s, p, k.data(), c.k_dim());
-        StoreKvRow(type, v.data(), c.v_dim(), (*kv)->ValueData(layer, s, p));
+        (*kv)->StoreValue(layer, s, p, v.data(), c.v_dim());
       }
     }
     (*kv)->Commit(s, lengths[s]);
@@ -125,8 +125,12 @@ void CheckAttention(const ModelConfig& c, KvType type,
         a.k = w > 0 ? ckv.KeyData(layer, batch.seq_ids[t], lo - lo % w) +
                           (h / group) * c.head_dim_k * w * el
                     : ckv.KeyData(layer, batch.seq_ids[t], lo) + (h / group) * c.head_dim_k * el;
-        a.v = ckv.ValueData(layer, batch.seq_ids[t], lo) +
-              (h / group) * c.head_dim_v * el;
+        // Tiled values: row lo's tile, this head's run in it.
+        a.v_tile = ckv.value_tile();
+        a.v_lane = w > 0 ? lo % w : 0;
+        a.v = w > 0 ? ckv.ValueData(layer, batch.seq_ids[t], lo - lo % w) +
+                          (h / group) * c.head_dim_v * w * el
+                    : ckv.ValueData(layer, batch.seq_ids[t], lo) + (h / group) * c.head_dim_v * el;
         a.k_type = a.v_type = type == KvType::kF32 ? kernels::KvType::kF32
                                                    : kernels::KvType::kF16;
         a.k_row_bytes = static_cast<size_t>(KvRowBytes(type, c.k_dim()));
