@@ -8,7 +8,9 @@
 // type.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -35,6 +37,44 @@ ModelConfig AttentionConfig(int64_t n_head, int64_t n_head_kv, int64_t head_dim)
   c.n_embd = n_head * head_dim;
   c.attn_scale = 0.37f;
   return c;
+}
+
+// out [n_head * head_dim_v], the attention of the query q [q_dim] at pos of
+// `seq`, vs the same in double over the keys lo .. pos and their values as
+// the storage gives them back (LoadKey / LoadValue), within float rounding.
+void ExpectNearLoadedRows(const ModelConfig& c, const KvStorage& kv, int32_t layer, int32_t seq,
+                          int32_t lo, int32_t pos, const float* q, const float* out) {
+  const int64_t n = pos - lo + 1, group = c.n_head / c.n_head_kv;
+  std::vector<float> k(static_cast<size_t>(n * c.k_dim())), v(static_cast<size_t>(n * c.v_dim()));
+  for (int64_t j = 0; j < n; ++j) {
+    kv.LoadKey(layer, seq, lo + static_cast<int32_t>(j), c.k_dim(), k.data() + j * c.k_dim());
+    kv.LoadValue(layer, seq, lo + static_cast<int32_t>(j), c.v_dim(), v.data() + j * c.v_dim());
+  }
+  for (int64_t h = 0; h < c.n_head; ++h) {
+    const int64_t kh = h / group;
+    std::vector<double> p(static_cast<size_t>(n)), want(static_cast<size_t>(c.head_dim_v), 0.0);
+    double mx = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      double d = 0;
+      for (int64_t e = 0; e < c.head_dim_k; ++e) {
+        d += double{q[h * c.head_dim_k + e]} * k[j * c.k_dim() + kh * c.head_dim_k + e];
+      }
+      d *= c.attn_scale;
+      if (c.attn_softcap > 0) d = c.attn_softcap * std::tanh(d / c.attn_softcap);
+      p[j] = d;
+      mx = std::max(mx, d);
+    }
+    for (double& x : p) sum += x = std::exp(x - mx);
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t e = 0; e < c.head_dim_v; ++e) {
+        want[e] += p[j] / sum * v[j * c.v_dim() + kh * c.head_dim_v + e];
+      }
+    }
+    for (int64_t e = 0; e < c.head_dim_v; ++e) {
+      ASSERT_NEAR(out[h * c.head_dim_v + e], want[e], 1e-4 + 1e-4 * std::fabs(want[e]))
+          << "layer " << layer << " seq " << seq << " pos " << pos << " head " << h << " e " << e;
+    }
+  }
 }
 
 // Model attention for a batch, with the given thread count, vs each token
@@ -107,17 +147,20 @@ void CheckAttention(const ModelConfig& c, KvType type,
       ASSERT_EQ(0, std::memcmp(out.data() + t * out_row, alone.data(),
                                alone.size() * sizeof(float)))
           << "layer " << layer << " token " << t << " alone";
+      // Sliding-window layers see keys pos - window + 1 .. pos.
+      const int32_t pos = batch.positions[t];
+      const int32_t lo = c.IsLocalLayer(layer) && pos >= c.sliding_window
+                             ? pos - static_cast<int32_t>(c.sliding_window) + 1
+                             : 0;
+      // Every type: near attention over the rows read back. F32 / F16:
+      // bitwise the reference kernel over the stored rows.
+      ExpectNearLoadedRows(c, **kv, layer, batch.seq_ids[t], lo, pos, q.data() + t * c.q_dim(),
+                           out.data() + t * out_row);
       if (type == KvType::kQ8_0) continue;
       for (int64_t h = 0; h < c.n_head; ++h) {
         const KvStorage& ckv = **kv;
         kernels::AttentionArgs a;
         a.q = q.data() + t * c.q_dim() + h * c.head_dim_k;
-        // Sliding-window layers see keys pos - window + 1 .. pos.
-        const int32_t pos = batch.positions[t];
-        const int32_t lo =
-            c.IsLocalLayer(layer) && pos >= c.sliding_window
-                ? pos - static_cast<int32_t>(c.sliding_window) + 1
-                : 0;
         // Tiled keys: row lo's tile, this head's part of it.
         const int32_t w = ckv.key_tile();
         a.k_tile = w;
