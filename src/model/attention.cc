@@ -420,17 +420,23 @@ void SliceAttention::KeyTiles(const SliceRows& sr, int64_t k0, int64_t k1, int64
   const KvRowMap& map = sr.map;
   const int32_t w = map.k_tile, j0 = sr.j0, j1 = sr.j1;
   const int64_t head_halves = hd_ * w;  // one kv head's part of a tile
+  // The last tile's calls prefetch the first values: when the values lie in
+  // tiles of the keys' shape, the head's part of the first value tile
+  // through the kernel (`ahead`, spread among its arithmetic); else a share
+  // of the first block's rows each.
+  const bool values_ahead = map.v_tile == w && hdv_ == hd_;
+  const auto* first_tile =
+      values_ahead ? reinterpret_cast<const uint16_t*>(map.Value(j0 - j0 % w)) : nullptr;
   const int64_t v_lines = (map.v_row + 63) / 64;
   const uint8_t* first_values[kTileRows];
-  const int64_t n_values = std::min<int64_t>(kTileRows, j1 - j0);
+  const int64_t n_values = values_ahead ? 0 : std::min<int64_t>(kTileRows, j1 - j0);
   map.Rows(false, j0, n_values, first_values);
   for (int32_t t = j0 - j0 % w; t < j1; t += w) {
     const int32_t a = std::max(t, j0), e = std::min(t + w, j1);
     const auto* tile = reinterpret_cast<const uint16_t*>(map.KeyTile(t));
-    const auto* next = t + w < j1 ? reinterpret_cast<const uint16_t*>(map.KeyTile(t + w)) : nullptr;
+    const auto* next = t + w < j1 ? reinterpret_cast<const uint16_t*>(map.KeyTile(t + w)) : first_tile;
     for (int64_t kvh = k0; kvh < k1; ++kvh) {
-      // The last tile's calls prefetch the first values (a share each).
-      if (next == nullptr) PrefetchShare(first_values, n_values, kvh - k0, k1 - k0, v_lines);
+      if (t + w >= j1) PrefetchShare(first_values, n_values, kvh - k0, k1 - k0, v_lines);
       kt_.scores_f16t(sc.q + (kvh - k0) * nr * hd_, hd_, static_cast<int>(nr),
                       tile + kvh * head_halves + (a - t), w, e - a, hd_, c_.attn_scale,
                       sc.scores + (kvh - k0) * nr * kSlice + (a - j0), kSlice,
