@@ -117,7 +117,7 @@ void Attention(const KernelTable& t, const AttentionArgs& a) {
       if (a.v_tile > 0) {
         const int64_t at = a.v_lane + j, lane = at % a.v_tile;
         rows[j - j0] = v + at / a.v_tile * a.v_tile * static_cast<int64_t>(v_stride) +
-                       lane * a.head_dim * 2;
+                       lane * a.head_dim * static_cast<int64_t>(v_el);
       } else {
         rows[j - j0] = v + j * v_stride;
       }

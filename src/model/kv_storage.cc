@@ -164,12 +164,11 @@ void KvStorage::StoreValue(int32_t layer, int32_t seq, int32_t pos, const float*
     return;
   }
   // Head h's part goes to [h][pos % w] of the tile, whose slots are
-  // adjacent (w divides the block size): converted in place by the active
-  // table (bitwise Fp32ToFp16, as in StoreKvRow).
-  const int64_t hd = value_head_dim();
-  uint16_t* tile = reinterpret_cast<uint16_t*>(ValueData(layer, seq, pos - pos % w));
+  // adjacent (w divides the block size), stored as the row would hold it.
+  const int64_t hd = value_head_dim(), hb = KvRowBytes(kv_type(), hd);
+  uint8_t* tile = ValueData(layer, seq, pos - pos % w);
   for (int64_t h = 0; h * hd < n; ++h) {
-    kernels::Kernels().f32_to_f16(v + h * hd, tile + (h * w + pos % w) * hd, hd);
+    StoreKvRow(kv_type(), v + h * hd, hd, tile + (h * w + pos % w) * hb);
   }
 }
 
@@ -179,9 +178,11 @@ void KvStorage::LoadValue(int32_t layer, int32_t seq, int32_t pos, int64_t n, fl
     LoadKvRow(kv_type(), ValueData(layer, seq, pos), 0, n, dst);
     return;
   }
-  const int64_t hd = value_head_dim();
-  const auto* tile = reinterpret_cast<const uint16_t*>(ValueData(layer, seq, pos - pos % w));
-  for (int64_t e = 0; e < n; ++e) dst[e] = Fp16ToFp32(tile[(e / hd * w + pos % w) * hd + e % hd]);
+  const int64_t hd = value_head_dim(), hb = KvRowBytes(kv_type(), hd);
+  const uint8_t* tile = ValueData(layer, seq, pos - pos % w);
+  for (int64_t h = 0; h * hd < n; ++h) {
+    LoadKvRow(kv_type(), tile + (h * w + pos % w) * hb, 0, hd, dst + h * hd);
+  }
 }
 
 float* KvStorage::KeyRow(int32_t layer, int32_t seq, int32_t pos) {

@@ -13,6 +13,7 @@
 
 #include "kernels/isa.h"
 #include "tensor/half.h"
+#include "tests/kernels/reference_attention.h"
 
 namespace weft::kernels {
 namespace {
@@ -168,22 +169,9 @@ TEST(OpsTest, AttentionF32AndF16) {
               }
             }
             const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-            std::vector<double> p(n_kv), want(head_dim, 0.0);
-            double mx = -INFINITY, sum = 0;
-            for (int64_t j = 0; j < n_kv; ++j) {
-              double s = 0;
-              for (int64_t d = 0; d < head_dim; ++d) s += double{q[d]} * k[j * head_dim + d];
-              s *= scale;
-              if (softcap > 0) s = softcap * std::tanh(s / softcap);
-              p[j] = s;
-              mx = std::max(mx, s);
-            }
-            if (sink != -INFINITY) mx = std::max<double>(mx, sink);
-            for (double& s : p) sum += s = std::exp(s - mx);
-            if (sink != -INFINITY) sum += std::exp(sink - mx);
-            for (int64_t j = 0; j < n_kv; ++j) {
-              for (int64_t d = 0; d < head_dim; ++d) want[d] += p[j] / sum * v[j * head_dim + d];
-            }
+            const std::vector<double> want =
+                testing::ReferenceAttention(q.data(), k.data(), head_dim, v.data(), head_dim,
+                                            n_kv, head_dim, head_dim, scale, softcap, sink);
             std::vector<float> out(head_dim), scores(n_kv);
             AttentionArgs a;
             a.q = q.data();

@@ -8,7 +8,6 @@
 // type.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -20,6 +19,7 @@
 #include "kernels/thread_pool.h"
 #include "model/attention.h"
 #include "model/model.h"
+#include "tests/kernels/reference_attention.h"
 #include "tests/kernels/tables_under_test.h"
 #include "tests/model/synthetic.h"
 
@@ -52,24 +52,10 @@ void ExpectNearLoadedRows(const ModelConfig& c, const KvStorage& kv, int32_t lay
   }
   for (int64_t h = 0; h < c.n_head; ++h) {
     const int64_t kh = h / group;
-    std::vector<double> p(static_cast<size_t>(n)), want(static_cast<size_t>(c.head_dim_v), 0.0);
-    double mx = -INFINITY, sum = 0;
-    for (int64_t j = 0; j < n; ++j) {
-      double d = 0;
-      for (int64_t e = 0; e < c.head_dim_k; ++e) {
-        d += double{q[h * c.head_dim_k + e]} * k[j * c.k_dim() + kh * c.head_dim_k + e];
-      }
-      d *= c.attn_scale;
-      if (c.attn_softcap > 0) d = c.attn_softcap * std::tanh(d / c.attn_softcap);
-      p[j] = d;
-      mx = std::max(mx, d);
-    }
-    for (double& x : p) sum += x = std::exp(x - mx);
-    for (int64_t j = 0; j < n; ++j) {
-      for (int64_t e = 0; e < c.head_dim_v; ++e) {
-        want[e] += p[j] / sum * v[j * c.v_dim() + kh * c.head_dim_v + e];
-      }
-    }
+    const std::vector<double> want = kernels::testing::ReferenceAttention(
+        q + h * c.head_dim_k, k.data() + kh * c.head_dim_k, c.k_dim(),
+        v.data() + kh * c.head_dim_v, c.v_dim(), n, c.head_dim_k, c.head_dim_v, c.attn_scale,
+        c.attn_softcap);
     for (int64_t e = 0; e < c.head_dim_v; ++e) {
       ASSERT_NEAR(out[h * c.head_dim_v + e], want[e], 1e-4 + 1e-4 * std::fabs(want[e]))
           << "layer " << layer << " seq " << seq << " pos " << pos << " head " << h << " e " << e;
@@ -169,11 +155,12 @@ void CheckAttention(const ModelConfig& c, KvType type,
                           (h / group) * c.head_dim_k * w * el
                     : ckv.KeyData(layer, batch.seq_ids[t], lo) + (h / group) * c.head_dim_k * el;
         // Tiled values: row lo's tile, this head's run in it.
-        a.v_tile = ckv.value_tile();
-        a.v_lane = w > 0 ? lo % w : 0;
-        a.v = w > 0 ? ckv.ValueData(layer, batch.seq_ids[t], lo - lo % w) +
-                          (h / group) * c.head_dim_v * w * el
-                    : ckv.ValueData(layer, batch.seq_ids[t], lo) + (h / group) * c.head_dim_v * el;
+        const int32_t vw = ckv.value_tile();
+        a.v_tile = vw;
+        a.v_lane = vw > 0 ? lo % vw : 0;
+        a.v = vw > 0 ? ckv.ValueData(layer, batch.seq_ids[t], lo - lo % vw) +
+                           (h / group) * c.head_dim_v * vw * el
+                     : ckv.ValueData(layer, batch.seq_ids[t], lo) + (h / group) * c.head_dim_v * el;
         a.k_type = a.v_type = type == KvType::kF32 ? kernels::KvType::kF32
                                                    : kernels::KvType::kF16;
         a.k_row_bytes = static_cast<size_t>(KvRowBytes(type, c.k_dim()));
