@@ -115,6 +115,16 @@ class SliceAttention {
   // part of the next tile.
   void KeyTiles(const SliceRows& sr, int64_t k0, int64_t k1, int64_t nr,
                 const TaskScratch& sc) const;
+  // Weighted sums of the slice's values stored in the keys' tiles
+  // (KvRowMap::v_tile), kv heads [k0, k1) of each tile in turn, into each
+  // head's partials (y(kvh): row 0's o, rows ys apart): a head's rows of a
+  // tile are one run, so their addresses are the run's start plus j rows;
+  // each call prefetches (`ahead`) the head's part of the next tile, the
+  // last tile's the next slice's first key tile (the slice a thread
+  // usually runs next).
+  template <typename YFn>
+  void ValueTiles(const SliceRows& sr, int64_t k0, int64_t k1, int64_t nr, const TaskScratch& sc,
+                  int64_t ys, YFn&& y) const;
   // A block of n key rows' scores (s: [nr, kSlice] from the block's first
   // key) or value rows' weighted sums into the partials' o (y, rows ys
   // apart), by the KV type's kernel: Q8_0 rows as they are when q8_direct,
@@ -182,14 +192,9 @@ class SliceAttention {
     p[1] = kernels::SliceSoftmax(kt_, s + a, e - a, c_.attn_softcap, &p[0]);
   }
   // rows[j] = kv head kvh's part (dim elements) of base[j] for j < n, or of
-  // its dequantized copy in `tile` (Q8_0 rows unless q8_direct); tiles:
-  // values in tiles, base's first at position pos (ValueHeads).
+  // its dequantized copy in `tile` (Q8_0 rows unless q8_direct).
   void HeadRows(const uint8_t* const* base, int64_t n, int64_t kvh, int64_t dim, bool q8_direct,
-                const KvRowMap* tiles, int32_t pos, float* tile, const void** rows) const {
-    if (tiles != nullptr) {
-      ValueHeads(*tiles, base, n, pos, kvh, rows);
-      return;
-    }
+                float* tile, const void** rows) const {
     if (type_ == KvType::kQ8_0 && !q8_direct) {
       for (int64_t j = 0; j < n; ++j) {
         LoadQ8Head(base[j], kvh * dim, dim, tile + j * dim);
@@ -214,38 +219,18 @@ class SliceAttention {
   // dequantized tile) and next rows past n are prefetched here instead, the
   // head's share of their lines (line l before head k0 + l % nk, so a block's
   // prefetches spread over its heads' calls); returns null then.
-  // tiles: values in tiles (KvRowMap::v_tile), base's first at position pos;
-  // next's rows are at the positions after base's (the slice's next values,
-  // then the next slice's first keys from a tile boundary, whose head part
-  // ValueHeads' addresses cover as well).
   const void* const* PrefetchNext(const uint8_t* const* base, int64_t n,
                                   const uint8_t* const* next, int64_t nn, int64_t kvh,
                                   int64_t k0, int64_t nk, int64_t row_lines, int64_t dim,
-                                  const KvRowMap* tiles, int32_t pos, const void** ahead) const {
+                                  const void** ahead) const {
     const bool q8 = type_ == KvType::kQ8_0;
     PrefetchShare(next + (q8 ? 0 : n), nn - (q8 ? 0 : n), kvh - k0, nk, row_lines);
     if (q8 || nn == 0) return nullptr;
     const int64_t m = std::min(n, nn);
-    if (tiles != nullptr) {
-      ValueHeads(*tiles, next, m, pos + static_cast<int32_t>(n), kvh, ahead);
-      ValueHeads(*tiles, base + m, n - m, pos + static_cast<int32_t>(m), kvh, ahead + m);
-      return ahead;
-    }
     const int64_t off = HeadOffset(kvh, dim);
     for (int64_t j = 0; j < m; ++j) ahead[j] = next[j] + off;
     for (int64_t j = m; j < n; ++j) ahead[j] = base[j] + off;
     return ahead;
-  }
-  // rows[j] = kv head kvh's part of the tiled value (KvRowMap::v_tile) at
-  // position pos + j, whose slot base[j] is, for j < n: its tile's first
-  // slot lies lane = (pos + j) % v_tile slots before.
-  static void ValueHeads(const KvRowMap& m, const uint8_t* const* base, int64_t n, int32_t pos,
-                         int64_t kvh, const void** rows) {
-    const int64_t w = m.v_tile;
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t lane = (pos + j) & (w - 1);
-      rows[j] = base[j] + kvh * w * m.v_head + lane * (m.v_head - m.v_row);
-    }
   }
 
   const AttentionContext& ax_;
@@ -353,7 +338,8 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   const int64_t row_stride = g.n_slices * stride_;
   auto part = [&](int64_t kvh) { return b_.parts.data() + g.part + (kvh - g.k0) * nr * row_stride; };
   // Blocks of kTileRows positions, every kv head of a block before the
-  // next block (SliceRows: the reads and the prefetch order).
+  // next block (SliceRows: the reads and the prefetch order), for keys and
+  // values stored as rows (in tiles: KeyTiles, ValueTiles).
   // call(kvh, b, n, rows, ahead): rows = kv head kvh's part of positions
   // b .. b+n of the slice, as HeadRows gives them; ahead as PrefetchNext.
   const SliceRows sr{cache_.RowMap(layer_, seq), j0, j1, g.hi};
@@ -365,9 +351,6 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   auto each_block = [&](bool key, auto&& call) {
     const int64_t row_lines = ((key ? sr.map.k_row : sr.map.v_row) + 63) / 64;
     const int64_t dim = key ? hd_ : hdv_;
-    // F16 values in tiles, head-major (KvRowMap::v_tile): a kv head's
-    // values of a block are one run of bytes.
-    const KvRowMap* tiles = !key && sr.map.v_tile > 0 ? &sr.map : nullptr;
     const void* rows[kTileRows];
     const void* ahead[kTileRows];
     // This block's rows and the block's after, in reading order: each
@@ -379,11 +362,10 @@ void SliceAttention::RunTask(int64_t job, int thread) {
     for (int64_t b = 0; b < span; b += kTileRows) {
       const int64_t n = std::min(kTileRows, span - b);
       const int64_t n_next = sr.AheadRows(key, b + kTileRows, kTileRows, next);
-      const int32_t at = j0 + static_cast<int32_t>(b);
       for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
         const void* const* ah = PrefetchNext(base, n, next, n_next, kvh, g.k0, nk_heads,
-                                             row_lines, dim, tiles, at, ahead);
-        HeadRows(base, n, kvh, dim, q8_direct, tiles, at, sc.tile, rows);
+                                             row_lines, dim, ahead);
+        HeadRows(base, n, kvh, dim, q8_direct, sc.tile, rows);
         call(kvh, b, n, rows, ah);
       }
       std::swap(base, next);
@@ -405,11 +387,16 @@ void SliceAttention::RunTask(int64_t job, int thread) {
                  part(kvh) + r * row_stride + sl * stride_);
     }
   }
-  each_block(false, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows,
-                        const void* const* ah) {
-    SumRows(rows, ah, n, q8_direct, sc.scores + (kvh - g.k0) * nr * kSlice + b, nr,
-            part(kvh) + sl * stride_ + 2, row_stride);
-  });
+  if (sr.map.v_tile > 0) {
+    ValueTiles(sr, g.k0, g.k1, nr, sc, row_stride,
+               [&](int64_t kvh) { return part(kvh) + sl * stride_ + 2; });
+  } else {
+    each_block(false, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows,
+                          const void* const* ah) {
+      SumRows(rows, ah, n, q8_direct, sc.scores + (kvh - g.k0) * nr * kSlice + b, nr,
+              part(kvh) + sl * stride_ + 2, row_stride);
+    });
+  }
   // The group's last task merges its rows' partials.
   if (b_.pending[gi].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   MergeGroup(g, b_.parts.data() + g.part);
@@ -441,6 +428,37 @@ void SliceAttention::KeyTiles(const SliceRows& sr, int64_t k0, int64_t k1, int64
                       tile + kvh * head_halves + (a - t), w, e - a, hd_, c_.attn_scale,
                       sc.scores + (kvh - k0) * nr * kSlice + (a - j0), kSlice,
                       next != nullptr ? next + kvh * head_halves : nullptr);
+    }
+  }
+}
+
+template <typename YFn>
+void SliceAttention::ValueTiles(const SliceRows& sr, int64_t k0, int64_t k1, int64_t nr,
+                                const TaskScratch& sc, int64_t ys, YFn&& y) const {
+  const KvRowMap& map = sr.map;
+  const int32_t w = map.v_tile, j0 = sr.j0, j1 = sr.j1;
+  const int64_t vh = map.v_head, head_bytes = w * vh;  // one kv head's part of a tile
+  // The next slice's first key tile, when its head parts lie as the
+  // values' do (keys in tiles of the same width and head size).
+  const bool keys_after = map.k_tile == w && hd_ == hdv_ && j1 <= sr.hi;
+  const uint8_t* first_keys = keys_after ? map.KeyTile(j1) : nullptr;
+  const void* rows[kTileRows];
+  const void* ahead[kTileRows];
+  for (int32_t t = j0 - j0 % w; t < j1; t += w) {
+    const int32_t a = std::max(t, j0), e = std::min(t + w, j1);
+    const int64_t n = e - a;
+    const uint8_t* tile = map.Value(t) + (a - t) * vh;
+    const uint8_t* next = t + w < j1 ? map.Value(t + w) : first_keys;
+    for (int64_t kvh = k0; kvh < k1; ++kvh) {
+      const uint8_t* run = tile + kvh * head_bytes;
+      for (int64_t j = 0; j < n; ++j) rows[j] = run + j * vh;
+      if (next != nullptr) {
+        const uint8_t* na = next + kvh * head_bytes;
+        for (int64_t j = 0; j < n; ++j) ahead[j] = na + j * vh;
+      }
+      kt_.wsum_f16(rows, next != nullptr ? ahead : nullptr, n,
+                   sc.scores + (kvh - k0) * nr * kSlice + (a - j0), kSlice, static_cast<int>(nr),
+                   hdv_, y(kvh), ys);
     }
   }
 }

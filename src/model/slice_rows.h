@@ -13,9 +13,8 @@ namespace weft::model::attention_internal {
 // Positions per block of rows (and per dequantized tile of Q8_0 rows).
 inline constexpr int64_t kTileRows = 16;
 
-// (Tiled F16 keys, KvRowMap::k_tile, take SliceAttention::KeyTiles'
-// order instead: a tile is its slots' bytes, so the values' last block
-// prefetching the next slice's first keys by row still reads that tile.)
+// (F16 keys and values in tiles, KvRowMap::k_tile / v_tile, take
+// SliceAttention::KeyTiles' and ValueTiles' order instead, a tile at a time.)
 // The cached rows of one task's slice, keys [j0, j1): its blocks of
 // kTileRows positions are read in order, every kv head of a block before
 // the next block, so the rows (all heads of a position side by side) are
