@@ -422,12 +422,23 @@ void SliceAttention::KeyTiles(const SliceRows& sr, int64_t k0, int64_t k1, int64
     const int32_t a = std::max(t, j0), e = std::min(t + w, j1);
     const auto* tile = reinterpret_cast<const uint16_t*>(map.KeyTile(t));
     const auto* next = t + w < j1 ? reinterpret_cast<const uint16_t*>(map.KeyTile(t + w)) : first_tile;
+    // The tile a slice ends in part way (a sequence's last, being filled)
+    // goes through the whole-tile kernel into sc.tile, and its first e - a
+    // lanes are kept: its slots past e are the storage's too (a tile is
+    // whole slots of one block), and lanes never mix, so the kept scores
+    // are the same bits as the lane-by-lane copies of the partial-tile
+    // kernel, at a fraction of its cost.
+    const bool whole = a == t && e - a < w && nr * w <= kTileRows * std::max(hd_, hdv_);
     for (int64_t kvh = k0; kvh < k1; ++kvh) {
       if (t + w >= j1) PrefetchShare(first_values, n_values, kvh - k0, k1 - k0, v_lines);
+      float* s = sc.scores + (kvh - k0) * nr * kSlice + (a - j0);
       kt_.scores_f16t(sc.q + (kvh - k0) * nr * hd_, hd_, static_cast<int>(nr),
-                      tile + kvh * head_halves + (a - t), w, e - a, hd_, c_.attn_scale,
-                      sc.scores + (kvh - k0) * nr * kSlice + (a - j0), kSlice,
+                      tile + kvh * head_halves + (a - t), w, whole ? w : e - a, hd_,
+                      c_.attn_scale, whole ? sc.tile : s, whole ? w : kSlice,
                       next != nullptr ? next + kvh * head_halves : nullptr);
+      if (whole) {
+        for (int64_t r = 0; r < nr; ++r) std::copy_n(sc.tile + r * w, e - a, s + r * kSlice);
+      }
     }
   }
 }
