@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/ops.h"
+#include "model/attention_tiles.h"
 #include "model/slice_rows.h"
 #include "tensor/blocks.h"
 
@@ -24,6 +25,9 @@ void WriteKv(const ModelConfig& c, int32_t layer, const Batch& batch,
 namespace {
 
 using attention_internal::kTileRows;
+using attention_internal::KeyTiles;
+using attention_internal::TilePass;
+using attention_internal::ValueTiles;
 using attention_internal::PrefetchShare;
 using attention_internal::SliceRows;
 
@@ -110,21 +114,6 @@ class SliceAttention {
   void RunTask(int64_t job, int thread);
 
  private:
-  // Scores of the slice's keys stored in tiles (KvRowMap::k_tile), kv
-  // heads [k0, k1) of each tile in turn; each head's call prefetches its
-  // part of the next tile.
-  void KeyTiles(const SliceRows& sr, int64_t k0, int64_t k1, int64_t nr,
-                const TaskScratch& sc) const;
-  // Weighted sums of the slice's values stored in the keys' tiles
-  // (KvRowMap::v_tile), kv heads [k0, k1) of each tile in turn, into each
-  // head's partials (y(kvh): row 0's o, rows ys apart): a head's rows of a
-  // tile are one run, so their addresses are the run's start plus j rows;
-  // each call prefetches (`ahead`) the head's part of the next tile, the
-  // last tile's the next slice's first key tile (the slice a thread
-  // usually runs next).
-  template <typename YFn>
-  void ValueTiles(const SliceRows& sr, int64_t k0, int64_t k1, int64_t nr, const TaskScratch& sc,
-                  int64_t ys, YFn&& y) const;
   // A block of n key rows' scores (s: [nr, kSlice] from the block's first
   // key) or value rows' weighted sums into the partials' o (y, rows ys
   // apart), by the KV type's kernel: Q8_0 rows as they are when q8_direct,
@@ -347,7 +336,7 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   // share a dequantized tile (pp512 @ d2000: 340 -> 287 tok/s all through
   // them). Both give the same bits: the choice never changes a result.
   const bool q8_direct = q8_kernels_ && nr <= kQ8DirectMaxRows;
-  const int64_t nk_heads = g.k1 - g.k0;
+  const TilePass tiles{kt_, hd_, hdv_, g.k0, g.k1, nr, sc.scores};
   auto each_block = [&](bool key, auto&& call) {
     const int64_t row_lines = ((key ? sr.map.k_row : sr.map.v_row) + 63) / 64;
     const int64_t dim = key ? hd_ : hdv_;
@@ -363,7 +352,7 @@ void SliceAttention::RunTask(int64_t job, int thread) {
       const int64_t n = std::min(kTileRows, span - b);
       const int64_t n_next = sr.AheadRows(key, b + kTileRows, kTileRows, next);
       for (int64_t kvh = g.k0; kvh < g.k1; ++kvh) {
-        const void* const* ah = PrefetchNext(base, n, next, n_next, kvh, g.k0, nk_heads,
+        const void* const* ah = PrefetchNext(base, n, next, n_next, kvh, g.k0, nk,
                                              row_lines, dim, ahead);
         HeadRows(base, n, kvh, dim, q8_direct, sc.tile, rows);
         call(kvh, b, n, rows, ah);
@@ -372,7 +361,7 @@ void SliceAttention::RunTask(int64_t job, int thread) {
     }
   };
   if (sr.map.k_tile > 0) {
-    KeyTiles(sr, g.k0, g.k1, nr, sc);
+    KeyTiles(tiles, sr, sc.q, c_.attn_scale, sc.tile, kTileRows * std::max(hd_, hdv_));
   } else {
     each_block(true, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows,
                          const void* const* ah) {
@@ -388,8 +377,7 @@ void SliceAttention::RunTask(int64_t job, int thread) {
     }
   }
   if (sr.map.v_tile > 0) {
-    ValueTiles(sr, g.k0, g.k1, nr, sc, row_stride,
-               [&](int64_t kvh) { return part(kvh) + sl * stride_ + 2; });
+    ValueTiles(tiles, sr, part(g.k0) + sl * stride_ + 2, row_stride);
   } else {
     each_block(false, [&](int64_t kvh, int64_t b, int64_t n, const void* const* rows,
                           const void* const* ah) {
@@ -400,78 +388,6 @@ void SliceAttention::RunTask(int64_t job, int thread) {
   // The group's last task merges its rows' partials.
   if (b_.pending[gi].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   MergeGroup(g, b_.parts.data() + g.part);
-}
-
-void SliceAttention::KeyTiles(const SliceRows& sr, int64_t k0, int64_t k1, int64_t nr,
-                              const TaskScratch& sc) const {
-  const KvRowMap& map = sr.map;
-  const int32_t w = map.k_tile, j0 = sr.j0, j1 = sr.j1;
-  const int64_t head_halves = hd_ * w;  // one kv head's part of a tile
-  // The last tile's calls prefetch the first values: when the values lie in
-  // tiles of the keys' shape, the head's part of the first value tile
-  // through the kernel (`ahead`, spread among its arithmetic); else a share
-  // of the first block's rows each.
-  const bool values_ahead = map.v_tile == w && hdv_ == hd_;
-  const auto* first_tile =
-      values_ahead ? reinterpret_cast<const uint16_t*>(map.Value(j0 - j0 % w)) : nullptr;
-  const int64_t v_lines = (map.v_row + 63) / 64;
-  const uint8_t* first_values[kTileRows];
-  const int64_t n_values = values_ahead ? 0 : std::min<int64_t>(kTileRows, j1 - j0);
-  map.Rows(false, j0, n_values, first_values);
-  for (int32_t t = j0 - j0 % w; t < j1; t += w) {
-    const int32_t a = std::max(t, j0), e = std::min(t + w, j1);
-    const auto* tile = reinterpret_cast<const uint16_t*>(map.KeyTile(t));
-    const auto* next = t + w < j1 ? reinterpret_cast<const uint16_t*>(map.KeyTile(t + w)) : first_tile;
-    // The tile a slice ends in part way (a sequence's last, being filled)
-    // goes through the whole-tile kernel into sc.tile, and its first e - a
-    // lanes are kept: its slots past e are the storage's too (a tile is
-    // whole slots of one block), and lanes never mix, so the kept scores
-    // are the same bits as the lane-by-lane copies of the partial-tile
-    // kernel, at a fraction of its cost.
-    const bool whole = a == t && e - a < w && nr * w <= kTileRows * std::max(hd_, hdv_);
-    for (int64_t kvh = k0; kvh < k1; ++kvh) {
-      if (t + w >= j1) PrefetchShare(first_values, n_values, kvh - k0, k1 - k0, v_lines);
-      float* s = sc.scores + (kvh - k0) * nr * kSlice + (a - j0);
-      kt_.scores_f16t(sc.q + (kvh - k0) * nr * hd_, hd_, static_cast<int>(nr),
-                      tile + kvh * head_halves + (a - t), w, whole ? w : e - a, hd_,
-                      c_.attn_scale, whole ? sc.tile : s, whole ? w : kSlice,
-                      next != nullptr ? next + kvh * head_halves : nullptr);
-      if (whole) {
-        for (int64_t r = 0; r < nr; ++r) std::copy_n(sc.tile + r * w, e - a, s + r * kSlice);
-      }
-    }
-  }
-}
-
-template <typename YFn>
-void SliceAttention::ValueTiles(const SliceRows& sr, int64_t k0, int64_t k1, int64_t nr,
-                                const TaskScratch& sc, int64_t ys, YFn&& y) const {
-  const KvRowMap& map = sr.map;
-  const int32_t w = map.v_tile, j0 = sr.j0, j1 = sr.j1;
-  const int64_t vh = map.v_head, head_bytes = w * vh;  // one kv head's part of a tile
-  // The next slice's first key tile, when its head parts lie as the
-  // values' do (keys in tiles of the same width and head size).
-  const bool keys_after = map.k_tile == w && hd_ == hdv_ && j1 <= sr.hi;
-  const uint8_t* first_keys = keys_after ? map.KeyTile(j1) : nullptr;
-  const void* rows[kTileRows];
-  const void* ahead[kTileRows];
-  for (int32_t t = j0 - j0 % w; t < j1; t += w) {
-    const int32_t a = std::max(t, j0), e = std::min(t + w, j1);
-    const int64_t n = e - a;
-    const uint8_t* tile = map.Value(t) + (a - t) * vh;
-    const uint8_t* next = t + w < j1 ? map.Value(t + w) : first_keys;
-    for (int64_t kvh = k0; kvh < k1; ++kvh) {
-      const uint8_t* run = tile + kvh * head_bytes;
-      for (int64_t j = 0; j < n; ++j) rows[j] = run + j * vh;
-      if (next != nullptr) {
-        const uint8_t* na = next + kvh * head_bytes;
-        for (int64_t j = 0; j < n; ++j) ahead[j] = na + j * vh;
-      }
-      kt_.wsum_f16(rows, next != nullptr ? ahead : nullptr, n,
-                   sc.scores + (kvh - k0) * nr * kSlice + (a - j0), kSlice, static_cast<int>(nr),
-                   hdv_, y(kvh), ys);
-    }
-  }
 }
 
 void SliceAttention::MergeGroup(const Group& g, const float* parts) const {
