@@ -66,10 +66,9 @@ void ValueTiles(const TilePass& p, const SliceRows& sr, float* y, int64_t ys) {
   for (int32_t t = j0 - j0 % w; t < j1; t += w) {
     const int32_t a = std::max(t, j0), e = std::min(t + w, j1);
     const int64_t n = e - a;
-    const uint8_t* tile = map.Value(t) + (a - t) * vh;
     const uint8_t* next = t + w < j1 ? map.Value(t + w) : first_keys;
     for (int64_t kvh = p.k0; kvh < p.k1; ++kvh) {
-      const uint8_t* run = tile + kvh * head_bytes;
+      const uint8_t* run = map.ValueHead(a, kvh);  // rows a .. e - 1 of the head's run
       for (int64_t j = 0; j < n; ++j) rows[j] = run + j * vh;
       if (next != nullptr) {
         const uint8_t* na = next + kvh * head_bytes;
