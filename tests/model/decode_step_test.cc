@@ -8,6 +8,7 @@
 // type.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -147,20 +148,20 @@ void CheckAttention(const ModelConfig& c, KvType type,
         const KvStorage& ckv = **kv;
         kernels::AttentionArgs a;
         a.q = q.data() + t * c.q_dim() + h * c.head_dim_k;
-        // Tiled keys: row lo's tile, this head's part of it.
-        const int32_t w = ckv.key_tile();
-        a.k_tile = w;
-        a.k_lane = w > 0 ? lo % w : 0;
-        a.k = w > 0 ? ckv.KeyData(layer, batch.seq_ids[t], lo - lo % w) +
-                          (h / group) * c.head_dim_k * w * el
-                    : ckv.KeyData(layer, batch.seq_ids[t], lo) + (h / group) * c.head_dim_k * el;
-        // Tiled values: row lo's tile, this head's run in it.
-        const int32_t vw = ckv.value_tile();
-        a.v_tile = vw;
-        a.v_lane = vw > 0 ? lo % vw : 0;
-        a.v = vw > 0 ? ckv.ValueData(layer, batch.seq_ids[t], lo - lo % vw) +
-                           (h / group) * c.head_dim_v * vw * el
-                     : ckv.ValueData(layer, batch.seq_ids[t], lo) + (h / group) * c.head_dim_v * el;
+        // This head's part (dim elements) of row lo, or of row lo's tile of
+        // width tw > 0 (its lane lo % tw).
+        auto head_part = [&](bool key, int32_t tw, int64_t dim) {
+          const int32_t at = tw > 0 ? lo - lo % tw : lo;
+          const uint8_t* base = key ? ckv.KeyData(layer, batch.seq_ids[t], at)
+                                    : ckv.ValueData(layer, batch.seq_ids[t], at);
+          return base + (h / group) * dim * std::max(tw, 1) * el;
+        };
+        a.k_tile = ckv.key_tile();
+        a.k_lane = a.k_tile > 0 ? lo % a.k_tile : 0;
+        a.k = head_part(true, ckv.key_tile(), c.head_dim_k);
+        a.v_tile = ckv.value_tile();
+        a.v_lane = a.v_tile > 0 ? lo % a.v_tile : 0;
+        a.v = head_part(false, ckv.value_tile(), c.head_dim_v);
         a.k_type = a.v_type = type == KvType::kF32 ? kernels::KvType::kF32
                                                    : kernels::KvType::kF16;
         a.k_row_bytes = static_cast<size_t>(KvRowBytes(type, c.k_dim()));
