@@ -1,8 +1,9 @@
 #!/bin/bash
 # #30's two floor targets on the issue's machine (2-vCPU AMD EPYC Zen 4,
 # AVX-512), each round: the read bandwidth and the B=16 step at depth 2,000
-# (weft bench model, same run), then attention_bench's one sequence at ctx
-# 2,000 from memory and warm, and sixteen warm, 2 threads.
+# (weft bench model, same run), then attention_bench's ctx 2,000 cases on 2
+# threads: f16 KV one sequence warm and from memory, sixteen warm, and the
+# same warm cases with Q8_0 KV.
 # Usage: floors.sh WEFT ATTENTION_BENCH [ROUNDS]
 W=$1 A=$2 R=${3:-3} M=/tmp/smol-q8_0.gguf
 for r in $(seq 1 "$R"); do
